@@ -1,0 +1,34 @@
+"""paceggm: private adaptive covariance estimation via Gaussian graphical models.
+
+The public API:
+
+* :class:`PACEGGM` and :func:`pace_ggm` — the estimator (SPEC §3);
+* :func:`reconstruct` — maximum-entropy reconstruction from noisy entries (§4);
+* :mod:`paceggm.privacy` — mechanisms, sensitivities, the zCDP ledger (§1–2);
+* :func:`mahalanobis_error`, :func:`frobenius_error` — metrics (§7).
+
+The benchmark harness lives in :mod:`paceggm.bench`; nothing here imports it.
+"""
+
+from paceggm.base import PrivateCovarianceEstimator
+from paceggm.estimator import PACEGGM, PACEGGMResult, RoundRecord, pace_ggm
+from paceggm.measurement import MeasuredEntries, Measurement
+from paceggm.metrics import frobenius_error, mahalanobis_error
+from paceggm.reconstruction import SOLVERS, Reconstruction, reconstruct
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "PACEGGM",
+    "PACEGGMResult",
+    "SOLVERS",
+    "MeasuredEntries",
+    "Measurement",
+    "PrivateCovarianceEstimator",
+    "Reconstruction",
+    "RoundRecord",
+    "frobenius_error",
+    "mahalanobis_error",
+    "pace_ggm",
+    "reconstruct",
+]

@@ -1,0 +1,67 @@
+"""Projected gradient descent on ``L(W)`` over the PSD cone (SPEC §4).
+
+No entropy term: PGD finds *a* minimiser of the weighted loss, not the
+maximum-entropy one, and which one depends on where the unmeasured entries
+start (all at 0 or all at 1, the two published variants). The step is
+``1/Lip`` with ``Lip = max(2 max λ_jj, max λ_jk)``, the Lipschitz constant of
+``∇L`` in the Frobenius geometry; the projection clips eigenvalues at 0.
+
+Iterations use Nesterov/FISTA momentum by default (``accelerated=False`` gives
+the plain method): both converge to a minimiser, the accelerated one in far fewer
+eigendecompositions, which is what makes the solver comparison affordable.
+
+With the component decomposition on, entries across components are fixed at 0;
+with it off and unmeasured entries started at 1 they are free to stay non-zero,
+so for ``init_value=1`` the two settings generally return *different* minimisers.
+With ``init_value=0`` they agree (a block-diagonal iterate stays block-diagonal).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from paceggm.reconstruction.problem import Problem
+from paceggm.reconstruction.result import BlockSolution
+
+
+def _project_psd(W: np.ndarray) -> np.ndarray:
+    vals, vecs = np.linalg.eigh(W)
+    vals = np.maximum(vals, 0.0)
+    out = (vecs * vals) @ vecs.T
+    return 0.5 * (out + out.T)
+
+
+def solve_pgd(
+    p: Problem,
+    *,
+    init=None,
+    init_value: float = 0.0,
+    tol: float = 1e-8,
+    maxiter: int = 20000,
+    accelerated: bool = True,
+) -> BlockSolution:
+    """Solve one block by projected gradient; see the module docstring."""
+    d = p.d
+    measured = p.lam > 0
+    diag = np.eye(d, dtype=bool)
+    # Gradient weights: ∂L/∂W_jj = 2λ(W−y); each off-diagonal pair is counted once
+    # in L but appears twice in the symmetric matrix, so it gets λ(W−y) per copy.
+    gw = np.where(diag, 2.0 * p.lam, p.lam)
+    lip = float(gw.max())
+    W = np.where(measured, p.y, init_value / p.scale)
+    W = _project_psd(W)
+    Z, t = W, 1.0
+    n_iter = 0
+    for n_iter in range(1, maxiter + 1):
+        W_new = _project_psd(Z - gw * (Z - p.y) / lip)
+        step = np.linalg.norm(W_new - W)
+        if accelerated:
+            t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
+            Z = W_new + ((t - 1.0) / t_new) * (W_new - W)
+            t = t_new
+        else:
+            Z = W_new
+        W = W_new
+        if step <= tol * max(1.0, np.linalg.norm(W)):
+            break
+    return BlockSolution(W=W, state=None, mu=None, n_iter=n_iter)

@@ -1,0 +1,89 @@
+"""The weighted-measurement problem every max-entropy solver works on (SPEC §4).
+
+``L(W) = Σ_{(j,k)∈S} λ_jk (W_jk − y_jk)²`` over lower-triangle pairs ``j ≥ k``
+(each off-diagonal pair counted once), barrier problems
+``min_{W ≻ 0} L(W) − μ log det W`` and their limit ``μ → 0``.
+
+Solvers see the problem in normalised units: ``y`` divided by ``s = mean |y_jj|``
+and ``λ`` by ``λ̄`` (the geometric mean of the measured precisions). Then
+``L(sW') = s²λ̄ · L'(W')`` and ``log det(sW') = d log s + log det W'``, so the
+barrier problem at ``μ`` is the normalised one at ``μ' = μ / (s²λ̄)``: μ values
+are dimensionless fractions of the natural unit ``s²λ̄`` (SPEC §4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Measurements on one block, in normalised units.
+
+    Attributes
+    ----------
+    y, lam : ndarray of shape (d, d)
+        Symmetric; ``lam == 0`` off the pattern. Already divided by
+        ``scale`` and ``lam_unit``.
+    rows, cols : ndarray of int
+        Lower-triangle pattern ``S`` (``rows >= cols``), diagonal included.
+    scale : float
+        ``s``: multiply a normalised ``W'`` by it to get back to data units.
+    lam_unit : float
+        ``λ̄``.
+    """
+
+    y: np.ndarray
+    lam: np.ndarray
+    rows: np.ndarray
+    cols: np.ndarray
+    scale: float
+    lam_unit: float
+
+    @property
+    def d(self) -> int:
+        return self.y.shape[0]
+
+    @property
+    def mu_unit(self) -> float:
+        """``s²λ̄``: the absolute μ that one normalised unit of μ stands for."""
+        return self.scale**2 * self.lam_unit
+
+    @property
+    def weights(self) -> np.ndarray:
+        return self.lam[self.rows, self.cols]
+
+    @property
+    def targets(self) -> np.ndarray:
+        return self.y[self.rows, self.cols]
+
+    def loss(self, W: np.ndarray) -> float:
+        """``L'(W)`` for a normalised ``W``."""
+        r = W[self.rows, self.cols] - self.targets
+        return float(np.sum(self.weights * r * r))
+
+
+def natural_units(y: np.ndarray, lam: np.ndarray) -> tuple[float, float]:
+    """``(s, λ̄)``: mean |y_jj| and the geometric mean of the measured λ."""
+    diag = np.abs(np.diag(y))
+    s = float(diag.mean())
+    if not np.isfinite(s) or s <= 0.0:
+        s = 1.0
+    measured = lam[np.tril(lam > 0)]
+    lam_bar = float(np.exp(np.mean(np.log(measured)))) if measured.size else 1.0
+    return s, lam_bar
+
+
+def make_problem(y: np.ndarray, lam: np.ndarray, *, scale: float, lam_unit: float) -> Problem:
+    """Normalise ``(y, λ)`` by the given units and list the pattern."""
+    rows, cols = np.nonzero(np.tril(lam > 0))
+    return Problem(
+        y=y / scale,
+        lam=lam / lam_unit,
+        rows=rows,
+        cols=cols,
+        scale=scale,
+        lam_unit=lam_unit,
+    )
