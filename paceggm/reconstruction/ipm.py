@@ -36,7 +36,7 @@ from paceggm.reconstruction.result import BlockSolution
 DEFAULTS = dict(mu0=1e-1, mu_min=1e-8, mu_factor=0.1, maxiter=20000)
 # Smallest value L-BFGS-B may give a diagonal entry of L (normalised units): the
 # barrier keeps it far above this at every μ we use, it only keeps log finite.
-_DIAG_FLOOR = 1e-150
+_DIAG_FLOOR = 1e-30
 
 
 def _mu_schedule(mu0: float, mu_min: float, factor: float) -> list[float]:
