@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test bench clean reproduce reproduce-quick figures collect
 
 install: $(INSTALLED)
 
@@ -14,8 +14,34 @@ $(INSTALLED): pyproject.toml
 	$(PY) -m pip install --quiet -e ".[bench,cluster,dev]"
 	touch $@
 
+# ---- benchmark harness (paceggm.bench; recipes in conf/experiment/) ---------------
+# Extra Hydra overrides for every sweep: make reproduce BENCH_ARGS="backend.n_jobs=2"
+BENCH := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench
+BENCH_ARGS ?=
+EXPERIMENTS := main measurements runtime solver components hyperparameters regression
+
+# The whole pipeline on the embedded data: sweep -> store -> results.parquet -> figure.
 demo: install
-	$(PY) -m paceggm.demo
+	$(BENCH) run experiment=demo $(BENCH_ARGS)
+	$(PY) -m paceggm.bench.figures --runs runs --out figures
+
+# Every recipe at a reduced size (conf/experiment/quick.yaml), then the figures.
+reproduce-quick: install
+	$(BENCH) run experiment=quick $(BENCH_ARGS)
+	$(MAKE) figures
+
+# Every SPEC §8 experiment, then the figures. Resumable: rerun after an interruption.
+reproduce: install
+	set -e; for e in $(EXPERIMENTS); do $(BENCH) run experiment=$$e $(BENCH_ARGS); done
+	$(MAKE) figures
+
+figures: install
+	$(PY) -m paceggm.bench.figures --runs runs --out figures
+
+# Rebuild results.parquet of every recipe that has a store, reporting missing cells.
+collect: install
+	for e in $(EXPERIMENTS) quick demo; do if [ -d runs/$$e ]; then $(BENCH) collect experiment=$$e $(BENCH_ARGS); fi; done
+# ---- end of benchmark harness ---------------------------------------------------
 
 test: install
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -q

@@ -1,0 +1,92 @@
+"""Command line of the benchmark harness.
+
+    python -m paceggm.bench run     [hydra overrides…]   # sweep, then collect
+    python -m paceggm.bench collect [hydra overrides…]   # rebuild results.parquet, report missing cells
+    python -m paceggm.bench show    [hydra overrides…]   # print the composed config and its cell count
+    python -m paceggm.bench figures [figure args…]       # delegate to paceggm.bench.figures
+
+Overrides are Hydra's: ``experiment=main rho=[0.1,1] trials=3 datasets=[adult,pol]
+method.paceggm.params.solver=ipm backend=dask backend.n_jobs=2``.
+The console script ``paceggm-bench`` is the same entry point.
+"""
+
+from __future__ import annotations
+
+import sys
+
+USAGE = __doc__
+
+
+def _compose(overrides):
+    from paceggm.bench.config import compose_config, to_plain
+
+    return to_plain(compose_config(overrides))
+
+
+def _collect(cfg) -> int:
+    from paceggm.bench.cells import expand
+    from paceggm.bench.collect import collect
+    from paceggm.bench.runner import store_for
+
+    store = store_for(cfg)
+    if not store.cells_dir.is_dir():
+        print(f"nothing to collect: {store.cells_dir} does not exist (run the experiment first)", file=sys.stderr)
+        return 1
+    _, report = collect(store, expected=expand(cfg))
+    print(report.format())
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0 if argv else 2
+    command, rest = argv[0], argv[1:]
+    if command == "figures":
+        import importlib.util
+        import runpy
+
+        if importlib.util.find_spec("paceggm.bench.figures") is None:
+            print("the figures stage (paceggm.bench.figures) is not available", file=sys.stderr)
+            return 1
+        sys.argv = ["python -m paceggm.bench.figures", *rest]
+        try:
+            runpy.run_module("paceggm.bench.figures", run_name="__main__", alter_sys=True)
+        except SystemExit as exc:
+            return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        return 0
+    if command not in ("run", "collect", "show"):
+        print(f"unknown command {command!r}\n{USAGE}", file=sys.stderr)
+        return 2
+
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    from paceggm.bench.store import IncompatibleRunError
+
+    try:
+        cfg = _compose(rest)
+        if command == "show":
+            import yaml
+
+            from paceggm.bench.cells import expand
+
+            print(yaml.safe_dump(cfg, sort_keys=False))
+            print(f"# {len(expand(cfg))} cells")
+            return 0
+        if command == "collect":
+            return _collect(cfg)
+        from paceggm.bench.runner import run_sweep
+
+        summary = run_sweep(cfg, overrides=rest)
+        print(summary.format())
+        return _collect(cfg)
+    except (IncompatibleRunError, HydraException, OmegaConfBaseException, ValueError, FileNotFoundError) as exc:
+        # Configuration problems: one clear line, no traceback.
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

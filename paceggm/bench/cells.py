@@ -1,0 +1,209 @@
+"""Cells: the unit of work of a sweep, and the expansion of a recipe into cells.
+
+A cell is (data set, method + parameters, ρ, trial). Its key is a hash of its
+canonical description — everything that determines its result and nothing
+else (not the experiment it was requested by, not the variant label, not the
+worker it runs on) — so a rerun finds it and two recipes that ask for the same
+computation ask for the same key.
+
+One composed Hydra config describes a whole grid; :func:`expand` turns it into
+cells. The ``method`` node maps an *entry name* to::
+
+    key: paceggm            # registry key (defaults to the entry name)
+    target: null            # optional "module:Class" overriding the registry
+    params: {alpha: 0.3}    # fixed constructor parameters; null = library default
+    grid: {solver: [ipm, pgd0]}   # parameters varied inside the experiment
+    datasets: null          # optional restriction (e.g. regression targets)
+
+Every combination of the grid is a *variant*, labelled ``entry[k=v,…]`` with
+the grid parameters only (the fixed ones do not distinguish anything inside
+the experiment), e.g. ``paceggm[solver=pgd0]``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import numbers
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from paceggm.bench.methods import method_spec, resolved_defaults
+from paceggm.bench.seeds import data_seed, method_seed, stable_hash
+
+__all__ = ["Cell", "expand", "variant_label"]
+
+PREPROCESSINGS = ("paper", "strict")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One (data set, method + parameters, ρ, trial) of a sweep."""
+
+    dataset: str
+    preprocessing: str
+    method: str
+    target: str
+    task: str
+    measures: str
+    params: tuple[tuple[str, Any], ...]
+    variant: str
+    rho: float
+    trial: int
+    base_seed: int
+    key: str = field(init=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "key", stable_hash(self.description()))
+
+    def description(self) -> dict:
+        """The canonical description the key hashes."""
+        return {
+            "dataset": self.dataset,
+            "preprocessing": self.preprocessing,
+            "method": self.method,
+            "target": self.target,
+            "params": dict(self.params),
+            "rho": self.rho,
+            "trial": self.trial,
+            "base_seed": self.base_seed,
+        }
+
+    @property
+    def seed(self) -> int:
+        """Seed of the method's noise (see :mod:`paceggm.bench.seeds`)."""
+        return method_seed(self.base_seed, self.dataset, self.trial, self.method, self.rho)
+
+    @property
+    def data_seed(self) -> int:
+        """Seed of the data-side randomness, shared by every method and ρ of the trial."""
+        return data_seed(self.base_seed, self.dataset, self.trial)
+
+    @property
+    def param_dict(self) -> dict:
+        return dict(self.params)
+
+
+def _format(value) -> str:
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
+        return f"{float(value):g}"
+    return str(value)
+
+
+def variant_label(name: str, combo: Mapping[str, Any]) -> str:
+    """``name[k=v,…]`` over the grid parameters, or ``name`` without a grid.
+
+    Examples
+    --------
+    >>> variant_label("paceggm", {"beta": 0.5, "alpha": 0.1})
+    'paceggm[alpha=0.1,beta=0.5]'
+    """
+    if not combo:
+        return name
+    return name + "[" + ",".join(f"{k}={_format(combo[k])}" for k in sorted(combo)) + "]"
+
+
+def _positive_float(value, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{what} must be a positive finite number, got {value!r}")
+    return float(value)
+
+
+def _trial_indices(trials) -> list[int]:
+    if isinstance(trials, bool):
+        raise ValueError(f"trials must be a positive integer or a list of trial indices, got {trials!r}")
+    if isinstance(trials, numbers.Integral):
+        if trials < 1:
+            raise ValueError(f"trials must be >= 1, got {trials}")
+        return list(range(int(trials)))
+    if isinstance(trials, (list, tuple)) and trials and all(
+        isinstance(t, numbers.Integral) and not isinstance(t, bool) and t >= 0 for t in trials
+    ):
+        if len(set(trials)) != len(trials):
+            raise ValueError(f"trial indices repeat: {list(trials)}")
+        return [int(t) for t in trials]
+    raise ValueError(f"trials must be a positive integer or a list of trial indices >= 0, got {trials!r}")
+
+
+def _names(values, what: str) -> list[str]:
+    if isinstance(values, str) or not isinstance(values, (list, tuple)) or not values:
+        raise ValueError(f"{what} must be a non-empty list of names, got {values!r}")
+    if not all(isinstance(v, str) and v for v in values):
+        raise ValueError(f"{what} must contain non-empty strings, got {values!r}")
+    if len(set(values)) != len(values):
+        raise ValueError(f"{what} repeat: {list(values)}")
+    return list(values)
+
+
+def expand(cfg: Mapping) -> list[Cell]:
+    """All cells of a resolved experiment config (a plain mapping).
+
+    Raises
+    ------
+    ValueError
+        A malformed grid, an unknown method, or two variants that describe the
+        same computation (they would share a key).
+    """
+    preprocessing = cfg.get("preprocessing")
+    if preprocessing not in PREPROCESSINGS:
+        raise ValueError(f"preprocessing must be one of {PREPROCESSINGS}, got {preprocessing!r}")
+    datasets = _names(cfg.get("datasets"), "datasets")
+    rhos = cfg.get("rho")
+    if isinstance(rhos, numbers.Real):
+        rhos = [rhos]
+    if not isinstance(rhos, (list, tuple)) or not rhos:
+        raise ValueError(f"rho must be a number or a non-empty list of numbers, got {rhos!r}")
+    rhos = [_positive_float(r, "every rho") for r in rhos]
+    if len(set(rhos)) != len(rhos):
+        raise ValueError(f"rho values repeat: {rhos}")
+    trials = _trial_indices(cfg.get("trials"))
+    base_seed = cfg.get("base_seed")
+    if isinstance(base_seed, bool) or not isinstance(base_seed, numbers.Integral) or base_seed < 0:
+        raise ValueError(f"base_seed must be a non-negative integer, got {base_seed!r}")
+    methods = cfg.get("method")
+    if not isinstance(methods, Mapping) or not methods:
+        raise ValueError("the config selects no method (method=[paceggm,ssp,...])")
+
+    cells: list[Cell] = []
+    seen: dict[str, str] = {}
+    for name, entry in methods.items():
+        entry = dict(entry or {})
+        unknown = set(entry) - {"key", "target", "task", "measures", "params", "grid", "datasets"}
+        if unknown:
+            raise ValueError(f"method entry {name!r} has unknown fields {sorted(unknown)}")
+        spec = method_spec(entry.get("key") or name, target=entry.get("target"),
+                           task=entry.get("task"), measures=entry.get("measures"))
+        params = dict(entry.get("params") or {})
+        grid = dict(entry.get("grid") or {})
+        for p, values in grid.items():
+            if not isinstance(values, (list, tuple)) or not values:
+                raise ValueError(f"method {name!r}: grid.{p} must be a non-empty list, got {values!r}")
+        reserved = {"rho", "bound", "bound_check", "random_state"} & (set(params) | set(grid))
+        if reserved:
+            raise ValueError(f"method {name!r}: {sorted(reserved)} are set by the harness, not by method params")
+        entry_datasets = entry.get("datasets")
+        ds_list = _names(entry_datasets, f"method {name!r} datasets") if entry_datasets is not None else datasets
+        names = sorted(grid)
+        for values in itertools.product(*(grid[p] for p in names)):
+            combo = dict(zip(names, values))
+            merged = {**params, **combo}
+            unset = [k for k, v in merged.items() if v is None]
+            merged.update(resolved_defaults(spec, unset))
+            # A default that cannot be resolved (class unavailable) is left to the
+            # class: the cell fails anyway and is retried once the class exists.
+            merged = {k: v for k, v in merged.items() if v is not None}
+            label = variant_label(name, combo)
+            frozen = tuple(sorted(merged.items()))
+            for ds, rho, trial in itertools.product(ds_list, rhos, trials):
+                cell = Cell(ds, preprocessing, spec.key, spec.target, spec.task, spec.measures,
+                            frozen, label, rho, trial, int(base_seed))
+                if cell.key in seen:
+                    raise ValueError(
+                        f"variants {seen[cell.key]!r} and {label!r} describe the same computation "
+                        f"(data set {ds}, rho {rho}, trial {trial}); drop one of them"
+                    )
+                seen[cell.key] = label
+                cells.append(cell)
+    return cells

@@ -1,0 +1,93 @@
+"""Composing a recipe with Hydra's compose API, and what a store remembers of it.
+
+The CLI composes one config (root ``conf/config.yaml`` + the selected
+``experiment``, ``method`` and ``backend`` groups + command-line overrides) and
+expands its grid into cells itself: one process, no Hydra output directory, no
+``chdir``, no job per cell.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import platform
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import Mapping, Sequence
+
+__all__ = ["CONF_DIR", "compose_config", "to_plain", "fingerprint", "provenance"]
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CONF_DIR = Path(os.environ.get("PACEGGM_CONF_DIR", REPO_ROOT / "conf"))
+
+# Settings that change what a cell computes without being part of its key.
+# Resuming a store whose fingerprint differs is refused (the grid itself —
+# data sets, methods, ρ, trials — may grow or shrink: cells are keyed).
+FINGERPRINT_FIELDS = ("name", "base_seed", "preprocessing", "bound_check", "test_fraction")
+
+_VERSIONED = ("paceggm", "numpy", "scipy", "scikit-learn", "joblib", "hydra-core", "omegaconf",
+              "pandas", "pyarrow", "dask", "distributed", "threadpoolctl")
+
+
+def compose_config(overrides: Sequence[str] = (), *, config_dir=None, config_name: str = "config"):
+    """The composed ``DictConfig`` for ``overrides`` (e.g. ``["experiment=main", "rho=[0.1,1]"]``)."""
+    from hydra import compose, initialize_config_dir
+
+    conf = Path(config_dir) if config_dir is not None else CONF_DIR
+    if not (conf / f"{config_name}.yaml").is_file():
+        raise FileNotFoundError(f"no {config_name}.yaml in {conf} (set PACEGGM_CONF_DIR to the conf/ directory)")
+    with initialize_config_dir(config_dir=str(conf.resolve()), version_base="1.3", job_name="paceggm_bench"):
+        return compose(config_name=config_name, overrides=list(overrides))
+
+
+def to_plain(cfg) -> dict:
+    """A resolved plain-``dict`` copy of a ``DictConfig`` (or a mapping, returned as a dict)."""
+    from omegaconf import DictConfig, OmegaConf
+
+    if isinstance(cfg, DictConfig):
+        return OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+    return dict(cfg)
+
+
+def fingerprint(cfg: Mapping) -> dict:
+    return {k: cfg.get(k) for k in FINGERPRINT_FIELDS}
+
+
+def _git_commit() -> str:
+    try:
+        out = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"],
+                             capture_output=True, text=True, timeout=10, check=True)
+        commit = out.stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+        return commit + ("+dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def _versions() -> dict:
+    out = {"python": platform.python_version()}
+    for dist in _VERSIONED:
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = None
+    if out.get("paceggm") is None:  # running from a source tree without installing
+        import paceggm
+
+        out["paceggm"] = getattr(paceggm, "__version__", None)
+    return out
+
+
+def provenance(cfg: Mapping, *, overrides: Sequence[str] = ()) -> dict:
+    """What the manifest records about one run: when, what, with which code."""
+    return {
+        "started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "overrides": list(overrides),
+        "argv": list(sys.argv),
+        "git_commit": _git_commit(),
+        "versions": _versions(),
+        "backend": dict(cfg.get("backend") or {}),
+    }

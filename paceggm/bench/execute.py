@@ -1,0 +1,220 @@
+"""Running one cell: build the estimator, fit, measure, and return its row.
+
+This is what a worker executes. It never raises: an exception becomes a
+``status="failed"`` row carrying the traceback, so one bad cell cannot stop a
+sweep, and the row is retried on the next run.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import traceback
+from dataclasses import dataclass
+
+import numpy as np
+
+from paceggm.bench.cells import Cell
+from paceggm.bench.methods import method_spec, resolve
+from paceggm.bench.seeds import canonical_json, seed_sequence
+from paceggm.metrics import frobenius_error, mahalanobis_error
+
+__all__ = ["COLUMNS", "CellData", "prepare_data", "run_cell", "failed_row", "bound_policy"]
+
+# The tidy results table (RESULTS_SCHEMA.md), in order; ``params`` (the cell's
+# constructor parameters as canonical JSON) is an extra column for grouping by
+# anything the named columns do not cover.
+COLUMNS = (
+    "experiment", "cell_key", "dataset", "preprocessing", "n", "d", "method", "variant",
+    "solver", "use_components", "alpha", "beta", "rho", "trial", "seed", "status", "error",
+    "mahalanobis", "frobenius", "mse", "n_measured_diag", "n_measured_offdiag", "n_rounds",
+    "rho_spent", "wall_time", "solve_time", "params",
+)
+
+# Relative slack for the overspending check: the ledger adds floats.
+_SPEND_RTOL = 1e-9
+
+
+def bound_policy(policy: str, preprocessing: str) -> str:
+    """The ``bound_check`` estimators get.
+
+    ``"auto"`` waives the bound for the published preprocessing — whose data
+    exceed the declared ``B = 1`` after centring (SPEC §6), so reproducing the
+    publication means running outside the guarantee, as it did — and enforces
+    it (``"raise"``) for the strict one, where it holds by construction.
+    """
+    if policy == "auto":
+        return "waive" if preprocessing == "paper" else "raise"
+    if policy not in ("raise", "clip", "waive"):
+        raise ValueError(f"bound_check must be auto, raise, clip or waive, got {policy!r}")
+    return policy
+
+
+@dataclass(frozen=True)
+class CellData:
+    """What a worker needs of a data set; computed once per data set in the parent."""
+
+    dataset: str
+    preprocessing: str
+    X: np.ndarray
+    truth: np.ndarray  # Σ(X) = XᵀX/n, the non-private target of the covariance metrics
+    bound: float
+    bound_check: str
+    features: np.ndarray | None = None
+    target: np.ndarray | None = None
+    target_error: str | None = None  # why there is no regression target
+
+    @property
+    def n(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def d(self) -> int:
+        return int(self.X.shape[1])
+
+
+def prepare_data(dataset, *, name: str, preprocessing: str, bound_check: str, need_target: bool) -> CellData:
+    """``CellData`` from a loaded data set (anything with ``X``, ``bound``, ``features_and_target()``)."""
+    got = getattr(dataset, "preprocessing", preprocessing)
+    if got != preprocessing:
+        raise ValueError(f"loader returned {name!r} with preprocessing {got!r}, expected {preprocessing!r}")
+    X = np.ascontiguousarray(np.asarray(dataset.X, dtype=float))
+    if X.ndim != 2 or X.shape[0] < 2 or not np.all(np.isfinite(X)):
+        raise ValueError(f"data set {name!r}: X must be a finite 2-D array with n >= 2, got shape {X.shape}")
+    features = target = None
+    target_error = None
+    if need_target:
+        try:
+            features, target = dataset.features_and_target()
+            features = np.ascontiguousarray(np.asarray(features, dtype=float))
+            target = np.ascontiguousarray(np.asarray(target, dtype=float).ravel())
+        except Exception as exc:  # recorded in the regression cells of this data set
+            target_error = f"data set {name!r} has no usable regression target: {type(exc).__name__}: {exc}"
+            features = target = None
+    return CellData(
+        dataset=name, preprocessing=preprocessing, X=X, truth=X.T @ X / X.shape[0],
+        bound=float(dataset.bound), bound_check=bound_policy(bound_check, preprocessing),
+        features=features, target=target, target_error=target_error,
+    )
+
+
+def _base_row(cell: Cell, experiment: str) -> dict:
+    params = cell.param_dict
+    paceggm_like = cell.method.startswith("paceggm")
+    uc = params.get("use_components") if paceggm_like else None
+    return {
+        "experiment": experiment,
+        "cell_key": cell.key,
+        "dataset": cell.dataset,
+        "preprocessing": cell.preprocessing,
+        "n": None,
+        "d": None,
+        "method": cell.method,
+        "variant": cell.variant,
+        "solver": str(params.get("solver", "")) if paceggm_like else "",
+        "use_components": bool(uc) if uc is not None else None,
+        "alpha": float(params["alpha"]) if paceggm_like and "alpha" in params else math.nan,
+        "beta": float(params["beta"]) if paceggm_like and "beta" in params else math.nan,
+        "rho": cell.rho,
+        "trial": cell.trial,
+        "seed": cell.seed,
+        "status": "failed",
+        "error": "",
+        "mahalanobis": math.nan,
+        "frobenius": math.nan,
+        "mse": math.nan,
+        "n_measured_diag": None,
+        "n_measured_offdiag": None,
+        "n_rounds": None,
+        "rho_spent": math.nan,
+        "wall_time": math.nan,
+        "solve_time": math.nan,
+        "params": canonical_json(params),
+    }
+
+
+def failed_row(cell: Cell, experiment: str, error: str, data: CellData | None = None) -> dict:
+    """The row of a cell that could not run (e.g. its data set failed to load)."""
+    row = _base_row(cell, experiment)
+    if data is not None:
+        row.update(n=data.n, d=data.d)
+    row["error"] = error
+    return row
+
+
+def _measured(est, measures: str, d: int) -> tuple[int | None, int | None]:
+    pattern = getattr(est, "pattern_", None)
+    if pattern is not None:
+        pattern = np.asarray(pattern, dtype=bool)
+        return int(np.count_nonzero(np.diag(pattern))), int(np.count_nonzero(np.tril(pattern, -1)))
+    if measures == "all":
+        return d, d * (d - 1) // 2
+    if measures == "diagonal":
+        return d, 0
+    return None, None
+
+
+def _split(n: int, test_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    perm = np.random.default_rng(seed_sequence(seed)).permutation(n)
+    n_test = min(n - 1, max(1, int(round(test_fraction * n))))
+    return np.sort(perm[n_test:]), np.sort(perm[:n_test])
+
+
+def _fit_and_measure(cell: Cell, data: CellData, row: dict, test_fraction: float) -> None:
+    spec = method_spec(cell.method, target=cell.target, task=cell.task, measures=cell.measures)
+    cls = resolve(spec)
+    est = cls(
+        cell.rho, bound=data.bound, bound_check=data.bound_check,
+        random_state=seed_sequence(cell.seed), **cell.param_dict,
+    )
+    if cell.task == "regression":
+        if data.features is None:
+            raise ValueError(data.target_error or f"data set {cell.dataset!r} has no regression target")
+        train, test = _split(data.features.shape[0], test_fraction, cell.data_seed)
+        t0 = time.perf_counter()
+        est.fit(data.features[train], data.target[train])
+        row["wall_time"] = time.perf_counter() - t0
+        pred = np.asarray(est.predict(data.features[test]), dtype=float).ravel()
+        row["mse"] = float(np.mean((pred - data.target[test]) ** 2))
+        diag, off = _measured(est, "none", data.features.shape[1])
+    else:
+        t0 = time.perf_counter()
+        est.fit(data.X)
+        row["wall_time"] = time.perf_counter() - t0
+        cov = np.asarray(est.covariance_, dtype=float)
+        row["mahalanobis"] = mahalanobis_error(cov, data.truth)
+        row["frobenius"] = frobenius_error(cov, data.truth)
+        diag, off = _measured(est, cell.measures, data.d)
+    spent = float(est.rho_spent_)
+    if not spent <= cell.rho * (1.0 + _SPEND_RTOL):
+        raise RuntimeError(f"privacy budget overspent: rho_spent={spent!r} > rho={cell.rho!r}")
+    rounds = getattr(est, "n_rounds_", None)
+    row.update(
+        rho_spent=spent,
+        n_measured_diag=diag,
+        n_measured_offdiag=off,
+        n_rounds=int(rounds) if rounds is not None else None,
+        solve_time=float(getattr(est, "solve_time_", math.nan)),
+    )
+
+
+def run_cell(cell: Cell, data: CellData, *, experiment: str, test_fraction: float = 0.2) -> dict:
+    """Run one cell and return its row; failures are rows, not exceptions.
+
+    BLAS is limited to one thread for the duration: the sweep parallelises
+    over cells, and a fixed thread count keeps floating-point reductions —
+    hence results — identical whatever the worker.
+    """
+    from threadpoolctl import threadpool_limits
+
+    row = _base_row(cell, experiment)
+    row.update(n=data.n, d=data.d)
+    try:
+        with threadpool_limits(limits=1):
+            _fit_and_measure(cell, data, row, test_fraction)
+    except Exception:
+        row.update(status="failed", error=traceback.format_exc(), mahalanobis=math.nan,
+                   frobenius=math.nan, mse=math.nan)
+        return row
+    row["status"] = "ok"
+    return row

@@ -1,0 +1,230 @@
+"""The sweep: expand a recipe, skip what is stored, run the rest in parallel.
+
+Order of work in :func:`run_sweep` (and why):
+
+1. expand the config into cells and open the store (the manifest check comes
+   before any computation, so an incompatible resume costs nothing);
+2. scan the store and drop finished cells — *before* any data set is loaded,
+   so a finished sweep reruns in the time it takes to read its cell files;
+3. load each data set that still has pending cells, once, in the parent; a
+   data set that cannot be loaded fails its cells (recorded with the loader's
+   message, retried next run), it does not stop the sweep;
+4. run the pending cells with joblib — loky locally, dask through joblib's
+   dask backend — and write each row the moment it comes back.
+
+Results do not depend on ``n_jobs`` or the backend: every seed derives from
+the cell, and BLAS runs one thread per worker.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import traceback
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from paceggm.bench.cells import Cell, expand
+from paceggm.bench.config import fingerprint, provenance
+from paceggm.bench.execute import failed_row, prepare_data, run_cell
+from paceggm.bench.store import RunStore
+
+__all__ = ["SweepSummary", "default_loader", "run_sweep", "store_for"]
+
+
+def default_loader(name: str, *, preprocessing: str, data_dir=None):
+    """``paceggm.bench.data.load_dataset``, imported only when a data set is needed."""
+    from paceggm.bench.data import load_dataset
+
+    return load_dataset(name, preprocessing=preprocessing, data_dir=data_dir)
+
+
+def store_for(cfg: Mapping) -> RunStore:
+    name = cfg.get("name")
+    if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+        raise ValueError(f"the experiment name must be a plain non-empty string, got {name!r}")
+    return RunStore(Path(cfg.get("runs_dir") or "runs") / name)
+
+
+@dataclass
+class SweepSummary:
+    """What one call of :func:`run_sweep` did."""
+
+    experiment: str
+    store: Path
+    n_cells: int
+    n_skipped: int = 0
+    n_ok: int = 0
+    n_failed: int = 0
+    elapsed: float = 0.0
+    failures: list[dict] = field(default_factory=list)
+    corrupt: list = field(default_factory=list)
+
+    @property
+    def n_ran(self) -> int:
+        return self.n_ok + self.n_failed
+
+    def format(self) -> str:
+        lines = [
+            f"[{self.experiment}] cells: {self.n_cells} | already done: {self.n_skipped} | "
+            f"ran: {self.n_ran} (ok {self.n_ok}, failed {self.n_failed}) | "
+            f"time: {self.elapsed:.1f}s | failures: {self.n_failed} | store: {self.store}"
+        ]
+        for c in self.corrupt:
+            lines.append(f"  corrupt cell file ignored and recomputed: {c.path} ({c.reason})")
+        if self.failures:
+            # Group by the last line of the traceback: usually one cause fails many cells.
+            by_cause: dict[str, list[dict]] = {}
+            for f in self.failures:
+                by_cause.setdefault(f["cause"], []).append(f)
+            lines.append(f"  failures by cause (retried on the next run; tracebacks in {self.store}/cells/):")
+            for cause, fs in sorted(by_cause.items(), key=lambda kv: -len(kv[1]))[:_MAX_CAUSES]:
+                variants = sorted({f["variant"] for f in fs})
+                datasets = sorted({f["dataset"] for f in fs})
+                lines.append(f"    {len(fs):5d} cells: {cause}")
+                lines.append(f"           variants: {_short(variants)}; data sets: {_short(datasets)}")
+            if len(by_cause) > _MAX_CAUSES:
+                lines.append(f"    … and {len(by_cause) - _MAX_CAUSES} more causes")
+        return "\n".join(lines)
+
+
+_MAX_CAUSES = 15
+
+
+def _short(names: list[str], limit: int = 6) -> str:
+    return ", ".join(names[:limit]) + (f", … ({len(names)} in all)" if len(names) > limit else "")
+
+
+def _cause(error: str) -> str:
+    lines = [ln for ln in error.strip().splitlines() if ln.strip()]
+    return lines[-1].strip()[:300] if lines else "unknown error"
+
+
+@contextmanager
+def _backend(backend: Mapping, scatter: Sequence = ()):
+    """joblib configuration for the ``backend`` config group; yields ``n_jobs``."""
+    from joblib import parallel_config
+
+    name = backend.get("name", "loky")
+    n_jobs = backend.get("n_jobs", 1)
+    if name == "loky":
+        # inner_max_num_threads pins BLAS/OpenMP in the workers' environment;
+        # run_cell also limits threads in-process (n_jobs=1 runs here).
+        with parallel_config(backend="loky", n_jobs=n_jobs, inner_max_num_threads=1):
+            yield n_jobs
+    elif name == "dask":
+        from distributed import Client, LocalCluster
+
+        address = backend.get("address")
+        cluster = None
+        if address:
+            client = Client(address)
+        else:
+            cluster = LocalCluster(
+                n_workers=int(backend.get("n_workers", 2)), threads_per_worker=1,
+                processes=bool(backend.get("processes", True)), dashboard_address=None,
+            )
+            client = Client(cluster)
+        try:
+            # Data sets are scattered once, not shipped with every cell.
+            with parallel_config(backend="dask", n_jobs=n_jobs, scatter=list(scatter) or None):
+                yield n_jobs
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+    else:
+        raise ValueError(f"unknown backend {name!r}; choose loky or dask")
+
+
+def run_sweep(
+    cfg: Mapping,
+    *,
+    loader: Callable | None = None,
+    overrides: Sequence[str] = (),
+    progress: bool | None = None,
+    log=sys.stderr,
+) -> SweepSummary:
+    """Run every cell of ``cfg`` (a resolved plain mapping) not already stored.
+
+    Parameters
+    ----------
+    cfg : mapping
+        The composed experiment config (see ``conf/config.yaml``).
+    loader : callable, optional
+        ``loader(name, *, preprocessing, data_dir)`` returning a data set with
+        ``X``, ``bound`` and ``features_and_target()``; defaults to
+        :func:`default_loader`.
+    overrides : sequence of str
+        The command-line overrides, recorded in the manifest.
+    progress : bool, optional
+        Show a progress bar; defaults to ``cfg["progress"]``.
+
+    Returns
+    -------
+    SweepSummary
+    """
+    from joblib import Parallel, delayed
+    from tqdm.auto import tqdm
+
+    t_start = time.perf_counter()
+    name = cfg["name"]
+    cells = expand(cfg)
+    store = store_for(cfg)
+    store.open(fingerprint=fingerprint(cfg), config=dict(cfg), provenance=provenance(cfg, overrides=overrides))
+    scan = store.scan()
+    summary = SweepSummary(experiment=name, store=store.root, n_cells=len(cells), corrupt=scan.corrupt)
+    todo = [c for c in cells if c.key not in scan.finished]
+    summary.n_skipped = len(cells) - len(todo)
+
+    def record(row: dict) -> None:
+        store.write_cell(row)
+        if row["status"] == "ok":
+            summary.n_ok += 1
+        else:
+            summary.n_failed += 1
+            summary.failures.append(
+                {"cell_key": row["cell_key"], "variant": row["variant"], "dataset": row["dataset"],
+                 "cause": _cause(row["error"])}
+            )
+
+    loader = loader or default_loader
+    by_dataset: dict[str, list[Cell]] = {}
+    for c in todo:
+        by_dataset.setdefault(c.dataset, []).append(c)
+    data = {}
+    for ds, ds_cells in by_dataset.items():
+        try:
+            loaded = loader(ds, preprocessing=cfg["preprocessing"], data_dir=cfg.get("data_dir"))
+            data[ds] = prepare_data(
+                loaded, name=ds, preprocessing=cfg["preprocessing"], bound_check=cfg.get("bound_check", "auto"),
+                need_target=any(c.task == "regression" for c in ds_cells),
+            )
+        except Exception:
+            error = f"data set {ds!r} could not be loaded:\n{traceback.format_exc()}"
+            for c in ds_cells:
+                record(failed_row(c, name, error))
+
+    runnable = [c for c in todo if c.dataset in data]
+    show = cfg.get("progress", True) if progress is None else progress
+    test_fraction = float(cfg.get("test_fraction", 0.2))
+    if runnable:
+        with _backend(cfg.get("backend") or {}, scatter=list(data.values())) as n_jobs:
+            tasks = (
+                delayed(run_cell)(c, data[c.dataset], experiment=name, test_fraction=test_fraction)
+                for c in runnable
+            )
+            bar = tqdm(total=len(runnable), desc=name, unit="cell", disable=not show, file=log,
+                       dynamic_ncols=True, smoothing=0.05)
+            try:
+                for row in Parallel(n_jobs=n_jobs, return_as="generator_unordered")(tasks):
+                    record(row)
+                    bar.update(1)
+                    if summary.n_failed:
+                        bar.set_postfix(failed=summary.n_failed, refresh=False)
+            finally:
+                bar.close()
+    summary.elapsed = time.perf_counter() - t_start
+    return summary
