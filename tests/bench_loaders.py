@@ -63,3 +63,26 @@ def small_loader(name: str, *, preprocessing: str, data_dir=None) -> SmallDatase
     X = _preprocess(_raw(name), preprocessing)
     cols = [f"x{j}" for j in range(X.shape[1] - 1)] + ["y"]
     return SmallDataset(name, X, cols, "y", preprocessing)
+
+
+class PrivateMeanRegressor:
+    """A tiny ρ-zCDP regressor (predicts a noisy mean of ``y``) to exercise the harness's regression path.
+
+    Replace-one sensitivity of the mean of values in ``[-bound, bound]`` is ``2·bound/n``.
+    """
+
+    def __init__(self, rho, *, bound=1.0, bound_check="raise", random_state=None):
+        self.rho, self.bound, self.bound_check, self.random_state = rho, bound, bound_check, random_state
+
+    def fit(self, X, y):
+        from paceggm._validation import check_random_state
+        from paceggm.privacy import gaussian_mechanism
+
+        y = np.clip(np.asarray(y, dtype=float), -self.bound, self.bound)
+        rng = check_random_state(self.random_state)
+        self.mean_, _ = gaussian_mechanism(float(y.mean()), rho=self.rho, sensitivity=2 * self.bound / len(y), rng=rng)
+        self.rho_spent_ = float(self.rho)
+        return self
+
+    def predict(self, X):
+        return np.full(np.asarray(X).shape[0], self.mean_)

@@ -9,11 +9,18 @@ computation ask for the same key.
 One composed Hydra config describes a whole grid; :func:`expand` turns it into
 cells. The ``method`` node maps an *entry name* to::
 
-    key: paceggm            # registry key (defaults to the entry name)
+    key: paceggm            # registry key (required: an entry without it is inactive)
     target: null            # optional "module:Class" overriding the registry
     params: {alpha: 0.3}    # fixed constructor parameters; null = library default
     grid: {solver: [ipm, pgd0]}   # parameters varied inside the experiment
     datasets: null          # optional restriction (e.g. regression targets)
+
+An entry is active when it has a ``key``: every file of ``conf/method/``
+declares one, so selecting it (``method=[paceggm,ssp]``) activates it, and a
+recipe may add entries of its own (``paceggm_nocc: {key: paceggm, params:
+{use_components: false}}``; drop one with ``~method.paceggm_nocc``). An entry
+without ``key`` only adjusts a method the recipe may not select (e.g.
+``adassp: {datasets: [pol]}``) and is ignored when it is not selected.
 
 Every combination of the grid is a *variant*, labelled ``entry[k=v,…]`` with
 the grid parameters only (the fixed ones do not distinguish anything inside
@@ -54,6 +61,10 @@ class Cell:
     key: str = field(init=False)
 
     def __post_init__(self):
+        # ρ = 1 and ρ = 1.0 are one budget: normalise before hashing.
+        object.__setattr__(self, "rho", float(self.rho))
+        object.__setattr__(self, "trial", int(self.trial))
+        object.__setattr__(self, "base_seed", int(self.base_seed))
         object.__setattr__(self, "key", stable_hash(self.description()))
 
     def description(self) -> dict:
@@ -166,14 +177,18 @@ def expand(cfg: Mapping) -> list[Cell]:
     if not isinstance(methods, Mapping) or not methods:
         raise ValueError("the config selects no method (method=[paceggm,ssp,...])")
 
+    if not any((e or {}).get("key") for e in methods.values()):
+        raise ValueError("the config selects no method (method=[paceggm,ssp,...])")
     cells: list[Cell] = []
     seen: dict[str, str] = {}
     for name, entry in methods.items():
         entry = dict(entry or {})
+        if not entry.get("key"):
+            continue  # an adjustment of an unselected method (see the module docstring)
         unknown = set(entry) - {"key", "target", "task", "measures", "params", "grid", "datasets"}
         if unknown:
             raise ValueError(f"method entry {name!r} has unknown fields {sorted(unknown)}")
-        spec = method_spec(entry.get("key") or name, target=entry.get("target"),
+        spec = method_spec(entry["key"], target=entry.get("target"),
                            task=entry.get("task"), measures=entry.get("measures"))
         params = dict(entry.get("params") or {})
         grid = dict(entry.get("grid") or {})

@@ -31,7 +31,7 @@ from paceggm.bench.config import fingerprint, provenance
 from paceggm.bench.execute import failed_row, prepare_data, run_cell
 from paceggm.bench.store import RunStore
 
-__all__ = ["SweepSummary", "default_loader", "run_sweep", "store_for"]
+__all__ = ["SweepSummary", "default_loader", "resolve_loader", "run_sweep", "store_for"]
 
 
 def default_loader(name: str, *, preprocessing: str, data_dir=None):
@@ -39,6 +39,21 @@ def default_loader(name: str, *, preprocessing: str, data_dir=None):
     from paceggm.bench.data import load_dataset
 
     return load_dataset(name, preprocessing=preprocessing, data_dir=data_dir)
+
+
+def resolve_loader(spec: str | None) -> Callable:
+    """The loader named by the config's ``loader`` field (``"module:function"``), or the default."""
+    if spec in (None, ""):
+        return default_loader
+    import importlib
+
+    module_name, sep, attr = str(spec).partition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"loader must look like 'module:function', got {spec!r}")
+    try:
+        return getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"cannot import the data-set loader {spec!r}: {exc}") from exc
 
 
 def store_for(cfg: Mapping) -> RunStore:
@@ -155,8 +170,8 @@ def run_sweep(
         The composed experiment config (see ``conf/config.yaml``).
     loader : callable, optional
         ``loader(name, *, preprocessing, data_dir)`` returning a data set with
-        ``X``, ``bound`` and ``features_and_target()``; defaults to
-        :func:`default_loader`.
+        ``X``, ``bound`` and ``features_and_target()``; defaults to the
+        config's ``loader`` (``"module:function"``), else :func:`default_loader`.
     overrides : sequence of str
         The command-line overrides, recorded in the manifest.
     progress : bool, optional
@@ -172,6 +187,8 @@ def run_sweep(
     t_start = time.perf_counter()
     name = cfg["name"]
     cells = expand(cfg)
+    if loader is None:
+        resolve_loader(cfg.get("loader"))  # a bad loader name is a config error: fail before opening the store
     store = store_for(cfg)
     store.open(fingerprint=fingerprint(cfg), config=dict(cfg), provenance=provenance(cfg, overrides=overrides))
     scan = store.scan()
@@ -190,7 +207,7 @@ def run_sweep(
                  "cause": _cause(row["error"])}
             )
 
-    loader = loader or default_loader
+    loader = loader or resolve_loader(cfg.get("loader"))
     by_dataset: dict[str, list[Cell]] = {}
     for c in todo:
         by_dataset.setdefault(c.dataset, []).append(c)

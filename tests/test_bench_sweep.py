@@ -1,0 +1,212 @@
+"""End-to-end sweeps: store, resume, failures, determinism across workers and backends, SIGKILL."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from paceggm.bench.cells import expand
+from paceggm.bench.collect import collect
+from paceggm.bench.config import compose_config, to_plain
+from paceggm.bench.execute import COLUMNS, _split
+from paceggm.bench.runner import run_sweep, store_for
+from paceggm.bench.store import IncompatibleRunError
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+BASE = [
+    "experiment=demo", "method=[paceggm]", "datasets=[syn1,syn2]", "rho=[0.1,1.0]", "trials=2",
+    "preprocessing=paper", "loader=bench_loaders:small_loader", "progress=false", "backend.n_jobs=1",
+]
+TIMES = ["wall_time", "solve_time"]
+
+
+def _cfg(tmp_path, *overrides):
+    return to_plain(compose_config([*BASE, f"runs_dir={tmp_path}", *overrides]))
+
+
+def _never_load(name, **kw):
+    raise AssertionError(f"data set {name} was loaded although every cell is finished")
+
+
+def _table(cfg):
+    df, report = collect(store_for(cfg), expected=expand(cfg))
+    return df, report
+
+
+def test_end_to_end_sweep_store_and_table(tmp_path):
+    cfg = _cfg(tmp_path, "+method.paceggm.grid.solver=[ipm,pgd0]")
+    summary = run_sweep(cfg)
+    assert (summary.n_cells, summary.n_ok, summary.n_failed, summary.n_skipped) == (16, 16, 0, 0)
+    assert "failures: 0" in summary.format()
+    df, report = _table(cfg)
+    assert list(df.columns) == list(COLUMNS)
+    assert len(df) == 16 and df["cell_key"].is_unique and not report.missing and not report.corrupt
+    assert (df["status"] == "ok").all() and (df["experiment"] == "demo").all()
+    assert set(df["variant"]) == {"paceggm[solver=ipm]", "paceggm[solver=pgd0]"}
+    assert set(df["solver"]) == {"ipm", "pgd0"}
+    assert (df["rho_spent"] <= df["rho"] * (1 + 1e-12)).all()
+    assert (df["n_measured_diag"] == df["d"]).all()
+    assert (df["n_measured_offdiag"] <= df["d"] * (df["d"] - 1) // 2).all()
+    assert (df["n_rounds"] >= 1).all()
+    assert (df["solve_time"] <= df["wall_time"]).all() and (df["wall_time"] > 0).all()
+    assert np.isfinite(df[["mahalanobis", "frobenius"]].to_numpy()).all() and df["mse"].isna().all()
+    # solvers of one trial share the method seed (paired comparison)
+    assert (df.groupby(["dataset", "rho", "trial"])["seed"].nunique() == 1).all()
+    # the manifest records config, versions and commit
+    manifest = json.loads(store_for(cfg).manifest_path.read_text())
+    assert manifest["config"]["name"] == "demo" and manifest["runs"][0]["versions"]["numpy"]
+    assert manifest["runs"][0]["git_commit"]
+    # a rerun skips every finished cell before loading any data
+    again = run_sweep(cfg, loader=_never_load)
+    assert (again.n_skipped, again.n_ran) == (16, 0)
+
+
+def _comparable(df):
+    return df.drop(columns=TIMES + ["experiment"]).sort_values("cell_key").reset_index(drop=True)
+
+
+def test_identical_results_for_one_and_two_workers_and_dask(tmp_path):
+    grid = "+method.paceggm.grid.solver=[ipm,pgd1]"
+    frames = []
+    for name, extra in [("seq", ["backend.n_jobs=1"]), ("loky2", ["backend.n_jobs=2"]),
+                        ("dask", ["backend=dask", "backend.n_workers=2", "backend.n_jobs=2"])]:
+        cfg = _cfg(tmp_path / name, "datasets=[syn1]", grid, *extra)
+        summary = run_sweep(cfg)
+        assert summary.n_ok == 8, summary.format()
+        frames.append(_comparable(_table(cfg)[0]))
+    pd.testing.assert_frame_equal(frames[0], frames[1], check_exact=True)
+    pd.testing.assert_frame_equal(frames[0], frames[2], check_exact=True)
+
+
+def test_failing_method_is_recorded_the_sweep_completes_and_failures_are_retried(tmp_path):
+    cfg = _cfg(tmp_path, "datasets=[syn1]", "+method.paceggm.grid.alpha=[0.3,1.5]",
+               "+method.broken={key:broken,target:'paceggm.no_such_module:Estimator'}")
+    summary = run_sweep(cfg)
+    assert (summary.n_cells, summary.n_ok, summary.n_failed) == (12, 4, 8)
+    text = summary.format()
+    assert "failures: 8" in text and "alpha" in text and "paceggm.no_such_module" in text
+    df, _ = _table(cfg)
+    failed = df[df["status"] == "failed"]
+    assert set(failed["variant"]) == {"paceggm[alpha=1.5]", "broken"}
+    assert failed["error"].str.contains("Traceback").all()
+    assert failed["mahalanobis"].isna().all()
+    assert (df.loc[df["status"] == "ok", "error"] == "").all()
+    retry = run_sweep(cfg)
+    assert (retry.n_skipped, retry.n_ran, retry.n_failed) == (4, 8, 8)
+
+
+def test_missing_data_set_fails_its_cells_not_the_sweep(tmp_path):
+    cfg = _cfg(tmp_path, "datasets=[syn1,not_here]", "+method.paceggm.params.solver=pgd0")
+    summary = run_sweep(cfg)
+    assert (summary.n_ok, summary.n_failed) == (4, 4)
+    df, _ = _table(cfg)
+    bad = df[df["dataset"] == "not_here"]
+    assert (bad["status"] == "failed").all()
+    assert bad["error"].str.contains("could not be loaded").all()
+    assert bad["error"].str.contains("unknown test data set").all()
+
+
+def test_corrupt_cell_is_reported_not_used_and_recomputed(tmp_path):
+    cfg = _cfg(tmp_path, "datasets=[syn1]")
+    run_sweep(cfg)
+    store = store_for(cfg)
+    before, _ = _table(cfg)
+    victim = sorted(store.cells_dir.glob("*.json"))[0]
+    payload = json.loads(victim.read_text())
+    payload["row"]["mahalanobis"] = 0.0  # a silent edit: valid JSON, wrong content
+    victim.write_text(json.dumps(payload))
+    df, report = _table(cfg)
+    assert [c.path for c in report.corrupt] == [victim] and "checksum" in report.corrupt[0].reason
+    assert victim.stem not in set(df["cell_key"]) and [c.key for c in report.missing] == [victim.stem]
+    assert "CORRUPT" in report.format()
+    summary = run_sweep(cfg)
+    assert (summary.n_ran, len(summary.corrupt)) == (1, 1) and "corrupt cell file" in summary.format()
+    after, report = _table(cfg)
+    assert not report.corrupt and not report.missing
+    pd.testing.assert_frame_equal(_comparable(before), _comparable(after), check_exact=True)
+
+
+def test_regression_cells_use_the_trial_split(tmp_path):
+    from bench_loaders import PrivateMeanRegressor, small_loader
+    from paceggm.bench.seeds import seed_sequence
+
+    cfg = _cfg(tmp_path, "datasets=[syn1]", "method=[]", "rho=[1.0]", "trials=1",
+               "+method.mean={key:mean,target:'bench_loaders:PrivateMeanRegressor',task:regression,measures:none}")
+    summary = run_sweep(cfg)
+    assert summary.n_ok == 1, summary.format()
+    df, _ = _table(cfg)
+    (cell,) = expand(cfg)
+    Xf, y = small_loader("syn1", preprocessing="paper").features_and_target()
+    train, test = _split(len(y), 0.2, cell.data_seed)
+    est = PrivateMeanRegressor(1.0, bound_check="waive", random_state=seed_sequence(cell.seed)).fit(Xf[train], y[train])
+    assert df["mse"].iloc[0] == pytest.approx(np.mean((est.predict(Xf[test]) - y[test]) ** 2), rel=1e-12)
+    assert np.isnan(df["mahalanobis"].iloc[0]) and pd.isna(df["n_measured_diag"].iloc[0])
+
+
+def test_split_is_a_seeded_partition():
+    train, test = _split(100, 0.2, 7)
+    assert len(test) == 20 and len(train) == 80 and not set(train) & set(test)
+    assert np.array_equal(_split(100, 0.2, 7)[1], test) and not np.array_equal(_split(100, 0.2, 8)[1], test)
+
+
+def _cli(args, **kw):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(TESTS)]), "OMP_NUM_THREADS": "1"}
+    return subprocess.Popen([sys.executable, "-m", "paceggm.bench", *args], cwd=REPO, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def test_resume_with_an_incompatible_config_is_refused(tmp_path):
+    args = [*BASE, f"runs_dir={tmp_path}", "datasets=[syn1]", "trials=1", "rho=[1.0]"]
+    first = _cli(["run", *args])
+    out, err = first.communicate(timeout=120)
+    assert first.returncode == 0, err
+    assert "failures: 0" in out and "collected 1 cells" in out
+    second = _cli(["run", *args, "base_seed=1"])
+    out, err = second.communicate(timeout=120)
+    assert second.returncode == 2
+    assert "refusing to resume" in err and "base_seed: stored 0, requested 1" in err
+    with pytest.raises(IncompatibleRunError):
+        run_sweep(_cfg(tmp_path, "datasets=[syn1]", "trials=1", "rho=[1.0]", "preprocessing=strict"))
+
+
+def test_sweep_killed_with_sigkill_resumes_without_losing_or_duplicating_cells(tmp_path):
+    # pgd1 on these data takes ~0.1-1 s a cell: slow enough to be killed in the middle.
+    args = [*BASE, f"runs_dir={tmp_path}", "datasets=[syn1,bc]", "trials=4",
+            "method.paceggm.params.solver=pgd1", "backend.n_jobs=2"]
+    cells_dir = tmp_path / "demo" / "cells"
+    total = 16
+    proc = _cli(["run", *args], start_new_session=True)  # own process group: the kill takes its workers too
+    deadline = time.monotonic() + 120
+    written = []
+    while time.monotonic() < deadline and proc.poll() is None:
+        written = sorted(cells_dir.glob("*.json")) if cells_dir.is_dir() else []
+        if len(written) >= 4:
+            break
+        time.sleep(0.02)
+    assert proc.poll() is None, "the sweep ended before it could be killed: " + proc.communicate()[1][-2000:]
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    survivors = {p.name: p.read_bytes() for p in cells_dir.glob("*.json")}
+    assert 4 <= len(survivors) < total  # killed in the middle
+    resumed = _cli(["run", *args])
+    out, err = resumed.communicate(timeout=300)
+    assert resumed.returncode == 0, err
+    assert f"already done: {len(survivors)}" in out and "failures: 0" in out
+    files = sorted(cells_dir.glob("*.json"))
+    assert len(files) == total
+    for name, content in survivors.items():  # finished cells were skipped, not recomputed
+        assert (cells_dir / name).read_bytes() == content
+    df = pd.read_parquet(tmp_path / "demo" / "results.parquet")
+    assert len(df) == total and df["cell_key"].is_unique and (df["status"] == "ok").all()
+    assert {c.key for c in expand(_cfg(tmp_path, *args[len(BASE) + 1:]))} == set(df["cell_key"])
