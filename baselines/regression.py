@@ -145,6 +145,12 @@ class AdaSSP(_PrivateLinearRegression):
         Always 0.0.
     ridge_ : float
         The private ridge, in units of ``XᵀX/n``.
+    lambda_min_ : float
+        The private lower bound ``λ̃_min`` on the smallest eigenvalue of ``XᵀX/n``.
+    noisy_xx_ : ndarray of shape (d, d)
+        The released ``XᵀX/n``.
+    noisy_xy_ : ndarray of shape (d,)
+        The released ``Xᵀy/n``.
     rho_spent_ : float
     ledger_ : tuple of Charge
     n_clipped_ : int
@@ -188,7 +194,8 @@ class AdaSSP(_PrivateLinearRegression):
             sigma_xy, rho=rest, rng=rng,
             sensitivity=cross_moment_sensitivity(n=n, bound_x=radius, bound_y=self.bound),
         )
-        return _solve_ridge(noisy_xx, np.atleast_1d(noisy_xy), self.ridge_)
+        self.noisy_xx_, self.noisy_xy_ = noisy_xx, np.atleast_1d(noisy_xy)
+        return _solve_ridge(self.noisy_xx_, self.noisy_xy_, self.ridge_)
 
 
 class PACEGGMRegression(_PrivateLinearRegression):
@@ -213,7 +220,8 @@ class PACEGGMRegression(_PrivateLinearRegression):
 
     Attributes
     ----------
-    coef_, intercept_ (0.0), ridge_, rho_spent_, ledger_, n_clipped_
+    coef_, intercept_ (0.0), ridge_, lambda_min_, rho_spent_, ledger_, n_clipped_
+        As in :class:`AdaSSP`.
     covariance_ : ndarray of shape (d + 1, d + 1)
         PACE-GGM's estimate of the second moments of ``[X, y]``.
     pace_ggm_ : PACEGGM
