@@ -280,3 +280,11 @@ def test_get_params_and_repr():
     est = AdaptiveCov(0.5, failure_prob=0.2, random_state=1)
     assert est.get_params() == {"rho": 0.5, "failure_prob": 0.2, "bound": 1.0, "bound_check": "raise", "random_state": 1}
     assert repr(est).startswith("AdaptiveCov(rho=0.5")
+
+
+@pytest.mark.parametrize("cls", ALL)
+@pytest.mark.parametrize(("n", "d"), [(2, 1), (3, 2), (50, 1)])
+def test_tiny_shapes(cls, n, d):
+    X = np.random.default_rng(n + d).uniform(-1, 1, size=(n, d))
+    est = cls(0.5, random_state=0).fit(X)
+    assert est.covariance_.shape == (d, d) and np.all(np.isfinite(est.covariance_))

@@ -160,3 +160,11 @@ def test_pace_ggm_regression_params_pass_through():
     inner = est.pace_ggm_
     assert (inner.alpha, inner.beta, inner.solver, inner.use_components) == (0.2, 0.4, "pgd0", False)
     assert "alpha=0.2" in repr(est)
+
+
+@pytest.mark.parametrize("cls", [AdaSSP, PACEGGMRegression])
+@pytest.mark.parametrize(("n", "d"), [(2, 1), (50, 1), (5, 2)])
+def test_tiny_shapes(cls, n, d):
+    rng = np.random.default_rng(n + d)
+    est = cls(0.5, random_state=0).fit(rng.uniform(-1, 1, size=(n, d)), rng.uniform(-1, 1, size=n))
+    assert est.coef_.shape == (d,) and np.all(np.isfinite(est.coef_))
