@@ -178,3 +178,32 @@ def test_bad_inputs(y, lam, err):
 def test_unknown_solver():
     with pytest.raises(ValueError, match="unknown solver"):
         reconstruct(np.eye(2), np.eye(2), solver="magic")
+
+
+def test_ipm_mu_is_in_natural_units_and_matches_closed_form_barrier_solution():
+    # Diagonal-only pattern solved as one block (components off): each entry
+    # solves min λ(w−y)² − μ log w, i.e. w = (y + sqrt(y² + 2μ/λ))/2, with the
+    # absolute μ = μ' · s²λ̄ (s = mean |y_jj|, λ̄ = geometric mean of λ).
+    y = np.diag([0.8, -0.1, 2.0])
+    lam = np.diag([4.0, 1.0, 0.25])
+    mu_rel = 1e-2
+    rec = reconstruct(y, lam, solver="ipm", use_components=False, solver_options={"mu0": 1e-1, "mu_min": mu_rel})
+    s = np.abs(np.diag(y)).mean()
+    lam_bar = np.exp(np.mean(np.log(np.diag(lam))))
+    mu = mu_rel * s**2 * lam_bar
+    assert np.isclose(rec.mu, mu)
+    yd, ld = np.diag(y), np.diag(lam)
+    expected = 0.5 * (yd + np.sqrt(yd**2 + 2 * mu / ld))
+    np.testing.assert_allclose(np.diag(rec.covariance), expected, rtol=1e-6)
+    # The default μ_min = 1e-8 is close to the μ → 0 limit max(y, 0).
+    rec0 = reconstruct(y, lam, solver="ipm", use_components=False)
+    np.testing.assert_allclose(np.diag(rec0.covariance), np.maximum(yd, 0), atol=1e-7)
+
+
+def test_ipm_mu_schedule():
+    from paceggm.reconstruction.ipm import _mu_schedule
+
+    np.testing.assert_allclose(_mu_schedule(1e-1, 1e-8, 0.1), [10.0**-k for k in range(1, 9)])
+    assert _mu_schedule(1e-1, 3e-3, 0.1)[-1] == 3e-3
+    with pytest.raises(ValueError):
+        _mu_schedule(1e-3, 1e-1, 0.1)
