@@ -175,6 +175,9 @@ def fetch_openml(openml_id: int) -> tuple[pd.DataFrame, Path]:
     import openml
 
     openml.config.set_root_cache_directory(str(cache_dir() / "openml"))
+    # The client retries 5 times with back-off by default: ~13 s before an offline run learns
+    # there is no network. Two attempts still ride out a transient failure.
+    openml.config.connection_n_retries = min(int(openml.config.connection_n_retries), 2)
     dataset = openml.datasets.get_dataset(
         int(openml_id), download_data=True, download_qualities=False, download_features_meta_data=False
     )
