@@ -239,3 +239,26 @@ def test_corrupt_openml_cache_is_named(monkeypatch, tmp_path):
     (cache / "openml-44.parquet").write_bytes(b"not parquet")
     with pytest.raises(DatasetFileError, match=r"openml-44\.parquet: corrupt cached OpenML copy"):
         load_dataset("spambase", data_dir=tmp_path)
+
+
+def test_breast_cancer_from_openml_layout_is_the_file_minus_the_id(monkeypatch, tmp_path):
+    """OpenML 1510: features first, Class 1/2 last, no ID; the registry maps it onto the file's names."""
+    import openml
+
+    data_dir = _require("breast_cancer")
+    cfg = get_config("breast_cancer")
+    raw = read_raw(cfg, find_raw_files(cfg, data_dir))
+    served = raw.drop(columns=["id"])
+    served = served[[c for c in served.columns if c != "diagnosis"] + ["diagnosis"]]
+    served["diagnosis"] = pd.Categorical(served["diagnosis"].map({"B": "1", "M": "2"}))
+    served.columns = [f"V{i}" for i in range(1, 31)] + ["Class"]
+    monkeypatch.delenv("PACEGGM_OFFLINE")
+    monkeypatch.setattr(openml.datasets, "get_dataset", lambda *a, **k: _FakeOpenMLDataset(served))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.warns(UserWarning, match=r"lacks column\(s\) \['id'\]"):
+        from_openml = load_dataset("breast_cancer", data_dir=empty)
+    from_file = load_dataset("breast_cancer", data_dir=data_dir)
+    assert from_openml.d == 31 and "id" not in from_openml.columns
+    keep = [from_file.columns.index(c) for c in from_openml.columns]
+    np.testing.assert_allclose(from_openml.X, from_file.X[:, keep], atol=1e-12)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +14,8 @@ from .registry import get_config, resolve_data_dir
 from .sources import encode_columns, load_frame
 
 
-@dataclass(frozen=True)
+# eq=False: equality of records holding arrays would be ambiguous; identity is what the cache gives.
+@dataclass(frozen=True, eq=False)
 class Dataset:
     """A preprocessed data set: the matrix, its columns, and what was done to it.
 
@@ -48,7 +49,7 @@ class Dataset:
     bound: float
     max_abs: float
     covariance: np.ndarray | None = None
-    source: str = field(default="", compare=False)
+    source: str = ""
 
     @property
     def n(self) -> int:

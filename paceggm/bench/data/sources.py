@@ -194,20 +194,24 @@ def fetch_openml(openml_id: int) -> tuple[pd.DataFrame, Path]:
 def openml_frame(cfg: DictConfig, frame: pd.DataFrame) -> pd.DataFrame:
     """Give an OpenML table the registry's canonical column names.
 
-    ``columns: same`` keeps OpenML's names; ``positional`` maps them in order onto the raw file's
-    names (minus ``absent``: columns the OpenML copy does not have), after checking the count.
+    ``openml.columns`` is ``same`` (keep OpenML's names), ``positional`` (OpenML's columns are the
+    raw file's, in the same order, minus ``openml.absent``) or an explicit list of canonical names
+    in OpenML's column order. The column count is checked in the last two cases.
     """
     spec = cfg.openml
-    mode = str(spec.get("columns", "same"))
-    if mode == "same":
+    mode = spec.get("columns", "same")
+    if isinstance(mode, str) and mode == "same":
         return frame
-    if mode != "positional":
-        raise ValueError(f"{cfg.name}: openml.columns must be 'same' or 'positional', got {mode!r}")
-    names = column_names(cfg.raw.get("column_names")) if cfg.get("raw") is not None else None
-    if names is None:
-        raise ValueError(f"{cfg.name}: positional OpenML columns need raw.column_names in the registry")
     absent = set(spec.get("absent") or [])
-    names = [n for n in names if n not in absent]
+    if isinstance(mode, str):
+        if mode != "positional":
+            raise ValueError(f"{cfg.name}: openml.columns must be 'same', 'positional' or a list, got {mode!r}")
+        names = column_names(cfg.raw.get("column_names")) if cfg.get("raw") is not None else None
+        if names is None:
+            raise ValueError(f"{cfg.name}: positional OpenML columns need raw.column_names in the registry")
+        names = [n for n in names if n not in absent]
+    else:
+        names = [str(n) for n in mode]
     if frame.shape[1] != len(names):
         raise DatasetFileError(
             f"OpenML {spec.id} ({cfg.name}): {frame.shape[1]} columns, the registry expects {len(names)}"
