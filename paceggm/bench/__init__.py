@@ -1,1 +1,1 @@
-"""Benchmark harness: Hydra experiment recipes expanded into keyed cells, run in parallel, stored resumably."""
+"""Benchmark harness: data sets, experiment grid, runners and figures (uses the library, never the reverse)."""
