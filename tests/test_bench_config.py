@@ -86,7 +86,7 @@ def test_quick_exercises_every_method_and_varied_parameter():
     assert {p["solver"] for p in pace} >= {"ipm", "pgd0", "pgd1", "newton"}
     assert {p["use_components"] for p in pace} == {True, False}
     assert {(p["alpha"], p["beta"]) for p in pace} >= {(0.3, 0.5), (0.1, 0.3)}
-    assert {c.dataset for c in cells if c.task == "regression"} == {"pol"}
+    assert {c.dataset for c in cells if c.task == "regression"} == {"seoul_bike"}
 
 
 def test_command_line_overrides_reach_the_grid():

@@ -142,8 +142,13 @@ def failed_row(cell: Cell, experiment: str, error: str, data: CellData | None = 
     return row
 
 
+def _inner(est):
+    """The PACE-GGM fit inside a composite estimator (e.g. ``pace_ggm_`` of a regression), else ``est``."""
+    return getattr(est, "pace_ggm_", est)
+
+
 def _measured(est, measures: str, d: int) -> tuple[int | None, int | None]:
-    pattern = getattr(est, "pattern_", None)
+    pattern = getattr(_inner(est), "pattern_", None)
     if pattern is not None:
         pattern = np.asarray(pattern, dtype=bool)
         return int(np.count_nonzero(np.diag(pattern))), int(np.count_nonzero(np.tril(pattern, -1)))
@@ -188,13 +193,13 @@ def _fit_and_measure(cell: Cell, data: CellData, row: dict, test_fraction: float
     spent = float(est.rho_spent_)
     if not spent <= cell.rho * (1.0 + _SPEND_RTOL):
         raise RuntimeError(f"privacy budget overspent: rho_spent={spent!r} > rho={cell.rho!r}")
-    rounds = getattr(est, "n_rounds_", None)
+    rounds = getattr(_inner(est), "n_rounds_", None)
     row.update(
         rho_spent=spent,
         n_measured_diag=diag,
         n_measured_offdiag=off,
         n_rounds=int(rounds) if rounds is not None else None,
-        solve_time=float(getattr(est, "solve_time_", math.nan)),
+        solve_time=float(getattr(_inner(est), "solve_time_", math.nan)),
     )
 
 
