@@ -137,3 +137,20 @@ def test_identical_variants_are_refused():
 
 def test_conf_dir_is_the_repository_conf():
     assert (Path(CONF_DIR) / "config.yaml").is_file()
+
+
+def test_cli_show_accepts_the_singular_dataset_alias(capsys):
+    from paceggm.bench.__main__ import main
+
+    assert main(["show", "experiment=main", "rho=[0.1,1]", "trials=3", "dataset=[adult,pol]"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("# 48 cells")  # 2 data sets × 4 methods × 2 ρ × 3 trials
+    assert main(["show", "experiment=main", "dataset=adult", "trials=1", "rho=[1]"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("# 4 cells")
+
+
+def test_cli_reports_configuration_errors_without_a_traceback(capsys):
+    from paceggm.bench.__main__ import main
+
+    assert main(["run", "experiment=no_such_recipe"]) == 2
+    assert "Could not find 'experiment/no_such_recipe'" in capsys.readouterr().err
+    assert main(["frobnicate"]) == 2

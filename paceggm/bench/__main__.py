@@ -5,7 +5,7 @@
     python -m paceggm.bench show    [hydra overrides…]   # print the composed config and its cell count
     python -m paceggm.bench figures [figure args…]       # delegate to paceggm.bench.figures
 
-Overrides are Hydra's: ``experiment=main rho=[0.1,1] trials=3 datasets=[adult,pol]
+Overrides are Hydra's: ``experiment=main rho=[0.1,1] trials=3 dataset=[adult,pol]
 method.paceggm.params.solver=ipm backend=dask backend.n_jobs=2``.
 The console script ``paceggm-bench`` is the same entry point.
 """
@@ -17,10 +17,25 @@ import sys
 USAGE = __doc__
 
 
+def _aliases(overrides: list[str]) -> list[str]:
+    """``dataset=adult`` / ``dataset=[adult,pol]`` mean ``datasets=[…]``.
+
+    ``conf/dataset/`` is the data-set registry, not a group a recipe selects
+    from; the singular spelling is accepted for the grid's list of names.
+    """
+    out = []
+    for o in overrides:
+        if o.startswith("dataset="):
+            value = o.split("=", 1)[1].strip()
+            o = "datasets=" + (value if value.startswith("[") else f"[{value}]")
+        out.append(o)
+    return out
+
+
 def _compose(overrides):
     from paceggm.bench.config import compose_config, to_plain
 
-    return to_plain(compose_config(overrides))
+    return to_plain(compose_config(_aliases(overrides)))
 
 
 def _collect(cfg) -> int:
