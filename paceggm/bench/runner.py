@@ -224,7 +224,10 @@ def run_sweep(
             for c in ds_cells:
                 record(failed_row(c, name, error))
 
-    runnable = [c for c in todo if c.dataset in data]
+    # Run in key order — a fixed pseudo-random shuffle — so slow and fast cells mix:
+    # the ETA is not fooled by the small data sets coming first, and workers stay
+    # busy to the end. Results do not depend on the order.
+    runnable = sorted((c for c in todo if c.dataset in data), key=lambda c: c.key)
     show = cfg.get("progress", True) if progress is None else progress
     test_fraction = float(cfg.get("test_fraction", 0.2))
     if runnable:
