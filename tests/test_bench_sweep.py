@@ -210,3 +210,17 @@ def test_sweep_killed_with_sigkill_resumes_without_losing_or_duplicating_cells(t
     df = pd.read_parquet(tmp_path / "demo" / "results.parquet")
     assert len(df) == total and df["cell_key"].is_unique and (df["status"] == "ok").all()
     assert {c.key for c in expand(_cfg(tmp_path, *args[len(BASE) + 1:]))} == set(df["cell_key"])
+
+
+def test_cells_finished_by_another_recipe_are_reused_not_recomputed(tmp_path):
+    source = _cfg(tmp_path, "datasets=[syn1]")
+    run_sweep(source)
+    reuse = _cfg(tmp_path, "datasets=[syn1]", "name=copy", "reuse_from=[demo]")
+    summary = run_sweep(reuse, loader=_never_load)
+    assert (summary.n_reused, summary.n_ran) == (4, 0) and "reused: 4" in summary.format()
+    copied, _ = _table(reuse)
+    assert (copied["experiment"] == "copy").all()
+    pd.testing.assert_frame_equal(_comparable(_table(source)[0]), _comparable(copied), check_exact=True)
+    # a store made with another fingerprint is not a source
+    other_seed = _cfg(tmp_path, "datasets=[syn1]", "name=copy2", "reuse_from=[demo]", "base_seed=1")
+    assert run_sweep(other_seed).n_reused == 0

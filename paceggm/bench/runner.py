@@ -71,6 +71,7 @@ class SweepSummary:
     store: Path
     n_cells: int
     n_skipped: int = 0
+    n_reused: int = 0
     n_ok: int = 0
     n_failed: int = 0
     elapsed: float = 0.0
@@ -82,8 +83,9 @@ class SweepSummary:
         return self.n_ok + self.n_failed
 
     def format(self) -> str:
+        reused = f"reused: {self.n_reused} | " if self.n_reused else ""
         lines = [
-            f"[{self.experiment}] cells: {self.n_cells} | already done: {self.n_skipped} | "
+            f"[{self.experiment}] cells: {self.n_cells} | already done: {self.n_skipped} | {reused}"
             f"ran: {self.n_ran} (ok {self.n_ok}, failed {self.n_failed}) | "
             f"time: {self.elapsed:.1f}s | failures: {self.n_failed} | store: {self.store}"
         ]
@@ -154,6 +156,39 @@ def _backend(backend: Mapping, scatter: Sequence = ()):
         raise ValueError(f"unknown backend {name!r}; choose loky or dask")
 
 
+def _reuse(cfg: Mapping, store: RunStore, todo: Sequence[Cell]) -> set[str]:
+    """Copy finished cells with the same key from the stores named in ``reuse_from``.
+
+    A key fixes the computation and seeds, so a cell another recipe finished is
+    this cell's result too — provided that store was made with the same
+    fingerprint (base seed, preprocessing, bound policy, split). Its timings
+    are those of the run that computed it: ``runtime`` does not reuse.
+    """
+    wanted = {c.key for c in todo}
+    mine = {k: v for k, v in fingerprint(cfg).items() if k != "name"}
+    reused: set[str] = set()
+    for source in cfg.get("reuse_from") or ():
+        other = store_for({**cfg, "name": source})
+        if not other.cells_dir.is_dir() or other.root.resolve() == store.root.resolve():
+            continue
+        manifest = other.read_manifest() or {}
+        theirs = {k: v for k, v in (manifest.get("fingerprint") or {}).items() if k != "name"}
+        if theirs != mine:
+            continue
+        for key in sorted(wanted - reused):
+            path = other.cell_path(key)
+            if not path.is_file():
+                continue
+            try:
+                row = other.read_cell(path)
+            except ValueError:
+                continue  # corrupt there: compute it here
+            if row.get("status") == "ok":
+                store.write_cell({**row, "experiment": cfg["name"]})
+                reused.add(key)
+    return reused
+
+
 def run_sweep(
     cfg: Mapping,
     *,
@@ -195,6 +230,10 @@ def run_sweep(
     summary = SweepSummary(experiment=name, store=store.root, n_cells=len(cells), corrupt=scan.corrupt)
     todo = [c for c in cells if c.key not in scan.finished]
     summary.n_skipped = len(cells) - len(todo)
+    if todo and cfg.get("reuse_from"):
+        reused = _reuse(cfg, store, todo)
+        summary.n_reused = len(reused)
+        todo = [c for c in todo if c.key not in reused]
 
     def record(row: dict) -> None:
         store.write_cell(row)
