@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -32,7 +33,7 @@ def test_hash_is_the_same_in_a_fresh_interpreter():
     # Python's hash() is salted per process; ours must not be.
     code = "from paceggm.bench.seeds import stable_hash; print(stable_hash({'b': [1, 2.5], 'a': 'x'}))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={"PYTHONHASHSEED": "12345", **__import__("os").environ})
+                         env={**os.environ, "PYTHONHASHSEED": "12345"})
     assert out.stdout.strip() == stable_hash({"a": "x", "b": [1, 2.5]})
 
 
