@@ -80,28 +80,34 @@ def main(argv: list[str] | None = None) -> int:
 
     from paceggm.bench.store import IncompatibleRunError
 
+    from paceggm.bench.cells import expand
+    from paceggm.bench.runner import resolve_loader, run_sweep
+
     try:
+        # Everything that can be wrong with a config is found here, before any work;
+        # these errors get one clear line, while errors of the harness itself keep
+        # their traceback.
         cfg = _compose(rest)
-        if command == "show":
-            import yaml
-
-            from paceggm.bench.cells import expand
-
-            print(yaml.safe_dump(cfg, sort_keys=False))
-            print(f"# {len(expand(cfg))} cells")
-            return 0
-        if command == "collect":
-            return _collect(cfg)
-        from paceggm.bench.runner import run_sweep
-
-        summary = run_sweep(cfg, overrides=rest)
-        print(summary.format())
-        return _collect(cfg)
-    except (IncompatibleRunError, HydraException, OmegaConfBaseException, ValueError, FileNotFoundError) as exc:
-        # Configuration problems: one clear line, no traceback.
+        n_cells = len(expand(cfg))
+        if command == "run":
+            resolve_loader(cfg.get("loader"))
+    except (HydraException, OmegaConfBaseException, ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if command == "show":
+        import yaml
 
+        print(yaml.safe_dump(cfg, sort_keys=False))
+        print(f"# {n_cells} cells")
+        return 0
+    if command == "run":
+        try:
+            summary = run_sweep(cfg, overrides=rest)
+        except IncompatibleRunError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(summary.format())
+    return _collect(cfg)
 
 if __name__ == "__main__":
     sys.exit(main())
