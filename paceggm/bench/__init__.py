@@ -1,0 +1,1 @@
+"""Benchmark harness: experiment grid, runner, results store and the figures stage."""

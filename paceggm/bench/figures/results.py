@@ -1,0 +1,213 @@
+"""Reading the harness's results tables and summarising them over trials.
+
+The figures stage reads nothing else: ``runs/<experiment>/results.parquet`` with
+the columns of the results contract (``RESULTS_SCHEMA``). Summaries use only
+``status == "ok"`` rows; cells without any such row are *missing* (never run)
+or *failed* (run, every trial failed), and are reported, never interpolated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .style import parse_variant
+
+#: The columns of the results contract (RESULTS_SCHEMA.md), in order.
+RESULT_COLUMNS = (
+    "experiment", "cell_key", "dataset", "preprocessing", "n", "d", "method", "variant",
+    "solver", "use_components", "alpha", "beta", "rho", "trial", "seed", "status", "error",
+    "mahalanobis", "frobenius", "mse", "n_measured_diag", "n_measured_offdiag", "n_rounds",
+    "rho_spent", "wall_time", "solve_time",
+)
+_NUMERIC = ("n", "d", "alpha", "beta", "rho", "trial", "mahalanobis", "frobenius", "mse",
+            "n_measured_diag", "n_measured_offdiag", "n_rounds", "rho_spent", "wall_time", "solve_time")
+STATUSES = ("ok", "failed")
+CELL = ("dataset", "variant", "rho")
+
+
+class ResultsError(ValueError):
+    """A results table is unreadable or breaks the results contract."""
+
+
+def validate_results(df: pd.DataFrame, *, source: str = "results table") -> pd.DataFrame:
+    """Check the contract and return a copy with numeric columns as floats.
+
+    Raises
+    ------
+    ResultsError
+        Missing columns, unknown status values, non-numeric metrics, ρ ≤ 0,
+        or malformed variant labels — each named with ``source``.
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise ResultsError(f"{source}: expected a pandas DataFrame, got {type(df).__name__}")
+    missing = [c for c in RESULT_COLUMNS if c not in df.columns]
+    if missing:
+        raise ResultsError(f"{source}: missing columns {missing} (see RESULTS_SCHEMA.md)")
+    out = df.copy()
+    for col in _NUMERIC:
+        try:
+            out[col] = pd.to_numeric(out[col]).astype(float)
+        except (ValueError, TypeError) as exc:
+            raise ResultsError(f"{source}: column {col!r} is not numeric ({exc})") from exc
+    bad_status = sorted(set(out["status"].astype(str)) - set(STATUSES))
+    if bad_status:
+        raise ResultsError(f"{source}: unknown status values {bad_status}; expected {STATUSES}")
+    if len(out) and not (out["rho"] > 0).all():
+        raise ResultsError(f"{source}: rho must be > 0 in every row")
+    for v in out["variant"].unique():
+        try:
+            parse_variant(v)
+        except ValueError as exc:
+            raise ResultsError(f"{source}: {exc}") from exc
+    for col in ("experiment", "dataset", "method", "variant", "preprocessing", "error", "solver"):
+        out[col] = out[col].fillna("").astype(str)
+    # One row per cell and trial: the same cell can be listed twice when a
+    # recipe (``quick``) reuses it in several parts; keep an ``ok`` row first.
+    out = (out.assign(_ok=out["status"].ne("ok"))
+              .sort_values(["_ok"], kind="stable")
+              .drop_duplicates(["cell_key"], keep="first")
+              .drop(columns="_ok")
+              .sort_index())
+    return out.reset_index(drop=True)
+
+
+def load_results(runs: str | Path) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
+    """Read every ``runs/<experiment>/results.parquet``.
+
+    Returns
+    -------
+    tables : dict
+        Experiment name → validated DataFrame.
+    errors : dict
+        Experiment name → why its table could not be used (unreadable file,
+        broken contract). The caller decides whether that is fatal.
+    """
+    runs = Path(runs)
+    tables: dict[str, pd.DataFrame] = {}
+    errors: dict[str, str] = {}
+    if not runs.is_dir():
+        return tables, errors
+    for path in sorted(runs.glob("*/results.parquet")):
+        name = path.parent.name
+        try:
+            df = pd.read_parquet(path)
+        except Exception as exc:  # pyarrow raises several types for a corrupt file
+            errors[name] = f"{path}: unreadable parquet file ({type(exc).__name__}: {exc})"
+            continue
+        try:
+            tables[name] = validate_results(df, source=str(path))
+        except ResultsError as exc:
+            errors[name] = str(exc)
+    return tables, errors
+
+
+def variant_params(variant: str) -> dict:
+    return parse_variant(variant)[1]
+
+
+def select_variants(df: pd.DataFrame, *, methods=None, params: set[str] = frozenset(),
+                    plain: bool = True) -> pd.DataFrame:
+    """Rows whose variant is the given methods with non-default parameters ⊆ ``params``.
+
+    ``plain=False`` drops the default variant (no parameters).
+    """
+    def keep(variant: str) -> bool:
+        method, p = parse_variant(variant)
+        if methods is not None and method not in methods:
+            return False
+        if not p:
+            return plain
+        return set(p) <= set(params)
+    mask = df["variant"].map(keep) if len(df) else pd.Series(dtype=bool)
+    return df[mask.astype(bool)] if len(df) else df
+
+
+def pick_preprocessing(df: pd.DataFrame, preferred: str) -> tuple[pd.DataFrame, str]:
+    """Keep one preprocessing: ``preferred`` if present, else the only one there is."""
+    present = sorted(df["preprocessing"].unique())
+    if not present:
+        return df, preferred
+    chosen = preferred if preferred in present else present[0]
+    return df[df["preprocessing"] == chosen], chosen
+
+
+def datasets_by_d(df: pd.DataFrame, only=None) -> list[str]:
+    """Data sets ordered by dimension ``d`` (then name); ``only`` restricts them."""
+    dims = df.groupby("dataset")["d"].max()
+    names = [n for n in dims.index if only is None or n in only]
+    return sorted(names, key=lambda n: (dims[n], n))
+
+
+def dims(df: pd.DataFrame) -> dict[str, int]:
+    return {k: int(v) for k, v in df.groupby("dataset")["d"].max().items() if np.isfinite(v)}
+
+
+def summarize(df: pd.DataFrame, metric: str, by=CELL) -> pd.DataFrame:
+    """Mean and spread of ``metric`` over the ok trials of each group.
+
+    Columns: ``count, mean, sd, sem, min, max`` (sd, sem with ``ddof=1``; NaN
+    for a single trial).
+    """
+    ok = df[(df["status"] == "ok") & np.isfinite(df[metric])]
+    g = ok.groupby(list(by))[metric]
+    out = pd.DataFrame({
+        "count": g.count(),
+        "mean": g.mean(),
+        "sd": g.std(ddof=1),
+        "min": g.min(),
+        "max": g.max(),
+    })
+    out["sem"] = out["sd"] / np.sqrt(out["count"])
+    return out
+
+
+@dataclass(frozen=True)
+class CellProblem:
+    """A (data set, variant, ρ) cell without a usable result for a metric."""
+
+    dataset: str
+    variant: str
+    rho: float
+    kind: str  # "missing": no row at all; "failed": rows, none ok; "partial": some trials failed
+    detail: str
+
+
+def cell_problems(df: pd.DataFrame, *, datasets, variants, rhos, metric: str) -> list[CellProblem]:
+    """Every cell of the full grid ``datasets × variants × rhos`` lacking ok trials.
+
+    A cell is *missing* when the table has no row for it, *failed* when every
+    row failed (or has no finite ``metric``), *partial* when some trials failed.
+    """
+    problems: list[CellProblem] = []
+    grouped = {k: g for k, g in df.groupby(list(CELL))}
+    for ds in datasets:
+        for var in variants:
+            for rho in rhos:
+                g = grouped.get((ds, var, rho))
+                if g is None or len(g) == 0:
+                    problems.append(CellProblem(ds, var, rho, "missing", "no result row"))
+                    continue
+                good = (g["status"] == "ok") & np.isfinite(g[metric])
+                failed = g[~good]
+                if len(failed) == 0:
+                    continue
+                reasons = sorted({_first_line(e) or f"non-finite {metric}" for e in failed["error"]})
+                trials = ", ".join(str(int(t)) for t in sorted(failed["trial"]))
+                kind = "failed" if not good.any() else "partial"
+                problems.append(CellProblem(ds, var, rho, kind,
+                                            f"trials {trials} failed: {'; '.join(reasons)}"))
+    return problems
+
+
+def _first_line(error: str) -> str:
+    """The exception line of a stored traceback (the last non-empty line), shortened."""
+    lines = [ln.strip() for ln in str(error).splitlines() if ln.strip()]
+    if not lines:
+        return ""
+    # A traceback ends with "Type: message"; the schema's "type + message + traceback" starts with it.
+    head = lines[0] if not lines[0].startswith("Traceback") else lines[-1]
+    return head if len(head) <= 160 else head[:157] + "..."
