@@ -179,13 +179,16 @@ class CellProblem:
 def cell_problems(df: pd.DataFrame, *, datasets, variants, rhos, metric: str) -> list[CellProblem]:
     """Every cell of the full grid ``datasets × variants × rhos`` lacking ok trials.
 
-    A cell is *missing* when the table has no row for it, *failed* when every
-    row failed (or has no finite ``metric``), *partial* when some trials failed.
+    A cell is *missing* when the table has no row for it, *failed* when no row
+    is ok with a finite ``metric``, *partial* when some trials failed or are
+    absent (fewer trials than the variant has elsewhere in ``df``).
     """
     problems: list[CellProblem] = []
     grouped = {k: g for k, g in df.groupby(list(CELL))}
+    trials_of = {v: set(g["trial"].dropna().astype(int)) for v, g in df.groupby("variant")}
     for ds in datasets:
         for var in variants:
+            expected = trials_of.get(var, set())
             for rho in rhos:
                 g = grouped.get((ds, var, rho))
                 if g is None or len(g) == 0:
@@ -193,14 +196,24 @@ def cell_problems(df: pd.DataFrame, *, datasets, variants, rhos, metric: str) ->
                     continue
                 good = (g["status"] == "ok") & np.isfinite(g[metric])
                 failed = g[~good]
-                if len(failed) == 0:
+                absent = sorted(expected - set(g["trial"].dropna().astype(int)))
+                if len(failed) == 0 and not absent:
                     continue
-                reasons = sorted({_first_line(e) or f"non-finite {metric}" for e in failed["error"]})
-                trials = ", ".join(str(int(t)) for t in sorted(failed["trial"]))
+                total = len(expected | set(g["trial"].dropna().astype(int)))
+                parts = [f"{int(good.sum())} of {total} trials ok"]
+                if len(failed):
+                    reasons = sorted({_first_line(e) or f"non-finite {metric}" for e in failed["error"]})
+                    parts.append(f"failed: {_trial_list(failed['trial'])} ({'; '.join(reasons)})")
+                if absent:
+                    parts.append(f"not run: {_trial_list(absent)}")
                 kind = "failed" if not good.any() else "partial"
-                problems.append(CellProblem(ds, var, rho, kind,
-                                            f"trials {trials} failed: {'; '.join(reasons)}"))
+                problems.append(CellProblem(ds, var, rho, kind, "; ".join(parts)))
     return problems
+
+
+def _trial_list(trials) -> str:
+    ts = sorted(int(t) for t in trials)
+    return ("trial " if len(ts) == 1 else "trials ") + ", ".join(map(str, ts))
 
 
 def _first_line(error: str) -> str:

@@ -1,0 +1,177 @@
+"""End to end: every figure, table and the report build from small synthetic results stores
+(dedicated experiments, or ``quick`` alone), gaps stay gaps, and problems are reported."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from paceggm.bench.figures import FiguresConfig, build_all, plots, style
+from paceggm.bench.figures.__main__ import main as cli
+from paceggm.bench.figures.report import write_report
+from paceggm.bench.figures.results import validate_results
+from paceggm.bench.figures.synthetic import synthetic_results, write_synthetic_store
+
+FIGURES = ["main_comparison", "main_comparison_all", "solver_ipm_vs_pgd", "components",
+           "hyperparameters", "regression"]
+TABLES = ["measurements", "runtime", "hyperparameters_best_mahalanobis",
+          "hyperparameters_best_frobenius", "hyperparameters_wins"]
+SMALL = dict(datasets=("adult", "ibm"), rhos=(0.01, 0.1, 1.0), trials=2)
+
+
+def expected_files(out, formats=("pdf", "png")):
+    return ([out / f"{f}.{fmt}" for f in FIGURES for fmt in formats]
+            + [out / "tables" / f"{t}.{ext}" for t in TABLES for ext in ("md", "tex")]
+            + [out / "REPORT.md"])
+
+
+def _check_files(paths):
+    for p in paths:
+        assert p.is_file() and p.stat().st_size > 0, p
+        if p.suffix == ".pdf":
+            assert p.read_bytes()[:5] == b"%PDF-"
+        if p.suffix == ".png":
+            assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def dedicated(tmp_path_factory):
+    root = tmp_path_factory.mktemp("dedicated")
+    write_synthetic_store(root / "runs", **SMALL)
+    out = root / "figures"
+    log = build_all(root / "runs", out, FiguresConfig(main_datasets=("ibm", "adult", "spambase")))
+    return log, write_report(log)
+
+
+def test_every_artifact_builds_from_the_dedicated_experiments(dedicated):
+    log, report = dedicated
+    _check_files(expected_files(log.out))
+    sources = {a.name: a.source for a in log.artifacts}
+    assert sources == {"main_comparison": "main", "main_comparison_all": "main", "solver_ipm_vs_pgd": "solver",
+                       "components": "components", "hyperparameters": "hyperparameters",
+                       "regression": "regression", "measurements": "measurements", "runtime": "runtime",
+                       "hyperparameters_tables": "hyperparameters", "datasets": None}
+    text = report.read_text(encoding="utf-8")
+    for f in FIGURES:
+        assert f"]({f}.png)" in text
+    for t in TABLES:
+        assert f"(tables/{t}.md)" in text
+    # the data-set table is the data stage's: absent here, so listed as not built
+    assert "## Not built" in text and "datasets.md not found" in text
+
+
+def test_configured_main_data_sets_are_ordered_by_d_and_absent_ones_reported(dedicated):
+    log, report = dedicated
+    main = next(a for a in log.artifacts if a.name == "main_comparison")
+    absent = {(p.dataset, p.kind) for p in main.problems if p.dataset == "spambase"}
+    assert absent == {("spambase", "missing")}
+    n_missing = sum(p.dataset == "spambase" for p in main.problems)
+    assert n_missing == 3 * 3  # 3 methods × 3 budgets, every one listed
+    assert "| spambase | PACE-GGM | 0.01 | missing | no result row |" in report.read_text(encoding="utf-8")
+
+
+def test_everything_builds_from_the_quick_experiment_alone(tmp_path):
+    write_synthetic_store(tmp_path / "runs", experiments=["quick"], rhos=(0.1, 1.0), trials=2)
+    out = tmp_path / "figures"
+    log = build_all(tmp_path / "runs", out, FiguresConfig(formats=("png",)))
+    write_report(log)
+    _check_files(expected_files(out, formats=("png",)))
+    assert {a.source for a in log.artifacts if a.name != "datasets"} == {"quick"}
+
+
+def test_cli_builds_pdf_and_png_and_includes_the_data_set_table(tmp_path, capsys):
+    write_synthetic_store(tmp_path / "runs", experiments=["quick"], datasets=("adult",),
+                          rhos=(0.1, 1.0), trials=2)
+    out = tmp_path / "figures"
+    (out / "tables").mkdir(parents=True)
+    (out / "tables" / "datasets.md").write_text("| key | n | d |\n|---|---:|---:|\n| adult | 48842 | 6 |\n")
+    assert cli(["--runs", str(tmp_path / "runs"), "--out", str(out), "--spread", "sd"]) == 0
+    _check_files(expected_files(out))
+    report = (out / "REPORT.md").read_text(encoding="utf-8")
+    assert "| adult | 48842 | 6 |" in report and "## Not built" not in report
+    assert "band: ±1 standard deviation" in report
+    assert "built   main_comparison from quick" in capsys.readouterr().out
+
+
+def test_no_results_skips_everything_with_reasons(tmp_path):
+    log = build_all(tmp_path / "runs", tmp_path / "figures")
+    report = write_report(log).read_text(encoding="utf-8")
+    assert log.files == []
+    assert all(a.skipped for a in log.artifacts)
+    assert "No results table was found" in report
+    assert "no results table for main, quick" in report
+
+
+def test_unreadable_table_is_reported_and_the_rest_still_builds(tmp_path, capsys):
+    runs = tmp_path / "runs"
+    write_synthetic_store(runs, experiments=["regression"], **SMALL)
+    (runs / "main").mkdir()
+    (runs / "main" / "results.parquet").write_bytes(b"not a parquet file")
+    bad = synthetic_results("solver", **SMALL).drop(columns=["solve_time"])
+    (runs / "solver").mkdir()
+    bad.to_parquet(runs / "solver" / "results.parquet")
+    out = tmp_path / "figures"
+    assert cli(["--runs", str(runs), "--out", str(out), "--formats", "png"]) == 1
+    err = capsys.readouterr().err
+    assert "main" in err and "unreadable parquet" in err
+    assert "missing columns ['solve_time']" in err
+    assert (out / "regression.png").is_file()
+    report = (out / "REPORT.md").read_text(encoding="utf-8")
+    assert "## Unreadable results tables" in report
+
+
+def _panel_line(fig, dataset_title, label):
+    for ax in fig.axes:
+        if ax.get_title().startswith(dataset_title):
+            for line in ax.get_lines():
+                if line.get_label() != "_nolegend_" and line.get_color() == style.variant_style(label).color:
+                    return line
+    raise AssertionError(f"no line for {label} on {dataset_title}")
+
+
+def test_missing_and_failed_cells_are_gaps_not_interpolated(tmp_path):
+    df = synthetic_results("main", datasets=("adult",), rhos=(0.01, 0.1, 1.0, 10.0), trials=3,
+                           fail_rate=0.0, missing_rate=0.0)
+    pace = df["variant"] == "paceggm"
+    df = df[~(pace & (df["rho"] == 0.1))].copy()  # missing cell
+    failed = pace & (df["rho"] == 1.0)
+    df.loc[failed, ["status", "error", "mahalanobis", "frobenius"]] = ["failed", "RuntimeError: x", np.nan, np.nan]
+    runs = tmp_path / "runs"
+    (runs / "main").mkdir(parents=True)
+    df.to_parquet(runs / "main" / "results.parquet")
+    log = build_all(runs, tmp_path / "figures", FiguresConfig(main_datasets=("adult",), formats=("png",)))
+    main = next(a for a in log.artifacts if a.name == "main_comparison")
+    assert {(p.rho, p.kind) for p in main.problems if p.variant == "paceggm"} == {(0.1, "missing"), (1.0, "failed")}
+    report = write_report(log).read_text(encoding="utf-8")
+    assert "| adult | PACE-GGM | 1 | failed | 0 of 3 trials ok; failed: trials 0, 1, 2 (RuntimeError: x) |" in report
+
+    v = validate_results(df)
+    fig = plots.metric_grid(v, datasets=["adult"], variants=["paceggm", "ssp"], metrics=["frobenius"],
+                            rhos=[0.01, 0.1, 1.0, 10.0], dims={"adult": 6})
+    y = np.asarray(_panel_line(fig, "adult", "paceggm").get_ydata(), dtype=float)
+    expected = v[(v["variant"] == "paceggm") & (v["rho"] == 0.01)]["frobenius"].mean()
+    assert y[0] == pytest.approx(expected)
+    assert np.isnan(y[1]) and np.isnan(y[2]) and np.isfinite(y[3])
+    assert np.isfinite(np.asarray(_panel_line(fig, "adult", "ssp").get_ydata(), dtype=float)).all()
+
+
+def test_a_registered_method_shows_up_in_figures_and_tables(tmp_path, monkeypatch):
+    monkeypatch.setitem(style.METHODS, "newcov", style.MethodStyle("NewCov", "#117733", "*", "-", 15))
+    df = synthetic_results("main", datasets=("adult",), rhos=(0.1, 1.0), trials=2, fail_rate=0.0,
+                           missing_rate=0.0)
+    extra = df[df["method"] == "ssp"].assign(method="newcov", variant="newcov",
+                                             cell_key=lambda x: x["cell_key"] + "n")
+    runs = tmp_path / "runs"
+    for exp in ("main", "runtime"):
+        (runs / exp).mkdir(parents=True)
+        pd.concat([df, extra]).assign(experiment=exp).to_parquet(runs / exp / "results.parquet")
+    log = build_all(runs, tmp_path / "figures",
+                    FiguresConfig(main_datasets=("adult",), main_methods=("paceggm", "newcov"),
+                                  formats=("png",)))
+    runtime = (tmp_path / "figures" / "tables" / "runtime.md").read_text(encoding="utf-8")
+    assert "adult (d=6), NewCov" in runtime
+    fig = plots.metric_grid(validate_results(pd.concat([df, extra])), datasets=["adult"],
+                            variants=["paceggm", "newcov"], metrics=["mahalanobis"], rhos=[0.1, 1.0],
+                            dims={"adult": 6})
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["PACE-GGM", "NewCov"]
+    main = next(a for a in log.artifacts if a.name == "main_comparison")
+    assert main.problems == [] and main.source == "main"
