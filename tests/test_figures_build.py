@@ -8,7 +8,7 @@ import pytest
 from paceggm.bench.figures import FiguresConfig, build_all, plots, style
 from paceggm.bench.figures.__main__ import main as cli
 from paceggm.bench.figures.report import write_report
-from paceggm.bench.figures.results import validate_results
+from paceggm.bench.figures.results import datasets_by_d, validate_results
 from paceggm.bench.figures.synthetic import synthetic_results, write_synthetic_store
 
 FIGURES = ["main_comparison", "main_comparison_all", "solver_ipm_vs_pgd", "components",
@@ -62,11 +62,12 @@ def test_every_artifact_builds_from_the_dedicated_experiments(dedicated):
 def test_configured_main_data_sets_are_ordered_by_d_and_absent_ones_reported(dedicated):
     log, report = dedicated
     main = next(a for a in log.artifacts if a.name == "main_comparison")
-    absent = {(p.dataset, p.kind) for p in main.problems if p.dataset == "spambase"}
-    assert absent == {("spambase", "missing")}
-    n_missing = sum(p.dataset == "spambase" for p in main.problems)
-    assert n_missing == 3 * 3  # 3 methods × 3 budgets, every one listed
-    assert "| spambase | PACE-GGM | 0.01 | missing | no result row |" in report.read_text(encoding="utf-8")
+    assert main.absent == ["spambase"]
+    assert not any(p.dataset == "spambase" for p in main.problems)
+    assert "Configured data sets without any result in `main` (not drawn): spambase." in \
+        report.read_text(encoding="utf-8")
+    df = validate_results(synthetic_results("main", **SMALL))
+    assert datasets_by_d(df, only=("ibm", "adult", "spambase")) == ["adult", "ibm"]
 
 
 def test_everything_builds_from_the_quick_experiment_alone(tmp_path):
@@ -142,7 +143,8 @@ def test_missing_and_failed_cells_are_gaps_not_interpolated(tmp_path):
     main = next(a for a in log.artifacts if a.name == "main_comparison")
     assert {(p.rho, p.kind) for p in main.problems if p.variant == "paceggm"} == {(0.1, "missing"), (1.0, "failed")}
     report = write_report(log).read_text(encoding="utf-8")
-    assert "| adult | PACE-GGM | 1 | failed | 0 of 3 trials ok; failed: trials 0, 1, 2 (RuntimeError: x) |" in report
+    assert "| adult | PACE-GGM | 1 | failed | 0 of 3 trials ok; failed: trials 0–2 (RuntimeError: x) |" in report
+    assert "| adult | PACE-GGM | 0.1 | missing | no result row |" in report
 
     v = validate_results(df)
     fig = plots.metric_grid(v, datasets=["adult"], variants=["paceggm", "ssp"], metrics=["frobenius"],

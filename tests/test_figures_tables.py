@@ -170,3 +170,28 @@ def test_validate_results_drops_duplicate_cells_keeping_an_ok_row():
     out = validate_results(pd.concat([dup, df], ignore_index=True))
     assert len(out) == len(df)
     assert (out["status"] == "ok").all()
+
+
+def test_paceggm_variants_are_relabelled_by_what_they_compute():
+    # the harness labels by recipe entry + grid; the figures need one name per computation
+    quick = validate_results(synthetic_results("quick", rhos=(1.0,), trials=1, fail_rate=0.0,
+                                               missing_rate=0.0))
+    pairs = dict(zip(quick["variant_raw"], quick["variant"]))
+    assert pairs["paceggm[solver=ipm]"] == "paceggm"
+    assert pairs["paceggm[solver=pgd0]"] == "paceggm[solver=pgd0]"
+    assert pairs["paceggm_nocc"] == "paceggm[use_components=False]"
+    assert pairs["paceggm_ab"] == "paceggm[alpha=0.1,beta=0.3]"
+    assert pairs["ssp"] == "ssp" and pairs["paceggm_regression"] == "paceggm_regression"
+    hp = validate_results(synthetic_results("hyperparameters", datasets=("adult",), rhos=(1.0,), trials=1,
+                                            fail_rate=0.0, missing_rate=0.0))
+    assert set(hp["variant"]) == {"ssp", "paceggm"} | {f"paceggm[alpha={a:g},beta={b:g}]"
+                                                       for a in (0.1, 0.3, 0.5) for b in (0.1, 0.3, 0.5)
+                                                       if (a, b) != (0.3, 0.5)}
+
+
+def test_relabelling_never_merges_two_different_computations():
+    # two entries whose difference the columns cannot show (e.g. max_rounds fixed in the recipe)
+    df = _rows([{"variant": "paceggm", "method": "paceggm", "trial": 0, "mahalanobis": 1.0},
+                {"variant": "paceggm_short", "method": "paceggm", "trial": 0, "mahalanobis": 2.0},
+                {"variant": "paceggm[max_rounds=5]", "method": "paceggm", "trial": 0}])
+    assert list(df["variant"]) == ["paceggm", "paceggm_short", "paceggm[max_rounds=5]"]

@@ -39,6 +39,7 @@ class Artifact:
     trials: int | None = None
     problems: list[CellProblem] = field(default_factory=list)
     skipped: str | None = None
+    absent: list[str] = field(default_factory=list)  # configured data sets without any row
     markdown: list[str] = field(default_factory=list)  # table bodies for the report
 
 
@@ -70,13 +71,18 @@ def _regression_rows(df):
     return df[_is_regression(df)] if len(df) else df
 
 
+def _enumerate(labels: list[str]) -> str:
+    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+
+
 def _hp_styles(rows: pd.DataFrame) -> dict[str, style.MethodStyle]:
     """(α, β) variants styled by their grid position (the default pair included)."""
     styles = {v: style.variant_style(v) for v in rows["variant"].unique()}
     for v, g in rows[rows["method"] == "paceggm"].groupby("variant"):
         a, b = g["alpha"].dropna(), g["beta"].dropna()
-        if len(a) and len(b):
-            styles[v] = style.hyperparameter_style(float(a.iloc[0]), float(b.iloc[0]))
+        styles[v] = style.hyperparameter_style(
+            float(a.iloc[0]) if len(a) else style.PACEGGM_DEFAULTS["alpha"],
+            float(b.iloc[0]) if len(b) else style.PACEGGM_DEFAULTS["beta"])
     return styles
 
 
@@ -122,18 +128,23 @@ def _trials(df) -> int | None:
 
 def _figure(log, config, tables_, *, name, title, description, artifact, select, metrics,
             datasets=None, expected_variants=None, compared=(), errorbars=False, styles=None):
-    art = Artifact(name, "figure", title, description)
+    art = Artifact(name, "figure", title, description if isinstance(description, str) else "")
     log.artifacts.append(art)
     rows, exp, prep = _pick(tables_, config, artifact, select)
     if exp is None:
         art.skipped = _skip_reason(config, artifact, tables_)
         return art, rows
+    if callable(description):  # worded after what the results hold
+        art.description = description(
+            [style.variant_style(v, compared=compared).label
+             for v in style.variant_order(rows["variant"].unique(), compared=compared)])
     present = datasets_by_d(rows)
-    if datasets is None:
-        datasets = present
+    if datasets is not None:
+        # configured data sets the source does not hold are listed, not drawn as empty panels
+        art.absent = [x for x in datasets if x not in present]
+        datasets = datasets_by_d(rows, only=datasets) or present
     else:
-        # configured data sets: present ones by d, absent ones last (drawn empty, listed missing)
-        datasets = datasets_by_d(rows, only=datasets) + [x for x in datasets if x not in present]
+        datasets = present
     variants = style.variant_order(rows["variant"].unique(), compared=compared)
     grid_variants = style.variant_order(set(variants) | set(expected_variants or ()), compared=compared)
     rhos = sorted(rows["rho"].unique())
@@ -187,20 +198,20 @@ def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = 
             expected_variants=config.main_methods)
     _figure(log, config, tables_, name="main_comparison_all", artifact="main_comparison_all",
             title="Main comparison (all data sets, with the diagonal baseline)",
-            description=f"Both errors vs ρ of every method run with default parameters (including "
-                        f"the diagonal-only baseline) on every data set, ordered by d; {spread}.",
+            description=lambda labels: f"Both errors vs ρ of every method run with default parameters "
+                                       f"({_enumerate(labels)}) on every data set, ordered by d; {spread}.",
             select=lambda df: select_variants(_covariance_rows(df)),
             metrics=ERRORS)
     _figure(log, config, tables_, name="solver_ipm_vs_pgd", artifact="solver",
             title="Solver: IPM-Cholesky vs projected gradient descent",
-            description=f"Both errors and the total solver time per trial vs ρ for PACE-GGM with "
-                        f"the IPM-Cholesky solver and with PGD started at 0 or 1; {spread}.",
+            description=lambda labels: f"Both errors and the total solver time per trial vs ρ for "
+                                       f"{_enumerate(labels)}; {spread}.",
             select=lambda df: select_variants(df, methods={"paceggm"}, params={"solver"}),
             metrics=ERRORS + ["solve_time"], compared=("solver",))
     _figure(log, config, tables_, name="components", artifact="components",
             title="Connected components on vs off",
-            description=f"Both errors (which should coincide) and the solver time per trial vs ρ "
-                        f"for PACE-GGM with the connected-component decomposition on and off; {spread}.",
+            description=lambda labels: f"Both errors (which should coincide) and the solver time per "
+                                       f"trial vs ρ for {_enumerate(labels)}; {spread}.",
             select=lambda df: select_variants(df, methods={"paceggm"}, params={"use_components"}),
             metrics=ERRORS + ["solve_time"], compared=("use_components",))
 
@@ -220,8 +231,9 @@ def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = 
             styles=_hp_styles(hp_rows) if hp_exp else None)
     _figure(log, config, tables_, name="regression", artifact="regression",
             title="Linear regression",
-            description="Test MSE vs ρ of AdaSSP and of linear regression from PACE-GGM's "
-                        "covariance of [X, y]; points: mean over trials, bars: ±1 standard error.",
+            description=lambda labels: f"Test MSE vs ρ of {_enumerate(labels)} (linear regression; "
+                                       f"PACE-GGM's from its covariance of [X, y]); points: mean over "
+                                       f"trials, bars: ±1 standard error.",
             select=_regression_rows, metrics=["mse"], errorbars=True)
 
     _tables(log, config, tables_, name="measurements", artifact="measurements",

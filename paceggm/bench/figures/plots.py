@@ -45,10 +45,10 @@ def spread_caption(spread: str) -> str:
     }[spread]
 
 
-def _decade_xticks(ax, rhos: np.ndarray) -> None:
-    """Labels on every second decade of ρ (legible at column width), ticks on all."""
+def _decade_xticks(ax, rhos: np.ndarray, step: int = 2) -> None:
+    """Labels on every ``step``-th decade of ρ (legible in narrow panels), ticks on all."""
     lo, hi = int(np.floor(np.log10(rhos.min()))), int(np.ceil(np.log10(rhos.max())))
-    ax.set_xticks([10.0**k for k in range(lo, hi + 1) if (k - lo) % 2 == 0 or lo == hi])
+    ax.set_xticks([10.0**k for k in range(lo, hi + 1) if (k - lo) % step == 0 or lo == hi])
     ax.set_xticks([10.0**k for k in range(lo, hi + 1)], minor=True)
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlim(rhos.min() / 2, rhos.max() * 2)
@@ -136,7 +136,7 @@ def metric_grid(df: pd.DataFrame, *, datasets: list[str], variants: list[str], m
                                 ax.fill_between(x, lo, hi, color=st.color, alpha=0.15, linewidth=0,
                                                 zorder=2)
                     ax.set_xscale("log")
-                    _decade_xticks(ax, grid.to_numpy())
+                    _decade_xticks(ax, grid.to_numpy(), step=2 if width / ncols >= 1.2 else 3)
                     if has_data:
                         ax.set_yscale("log")
                         _decade_ylim(ax)

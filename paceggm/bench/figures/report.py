@@ -25,11 +25,15 @@ def _problems_md(art: Artifact) -> list[str]:
     lines = [f"Cells without a complete result: {summary}. Missing and failed cells are gaps "
              "in the figure and `—` in the tables; partial cells use their ok trials.", "",
              "<details><summary>cells</summary>", "",
-             "| data set | method | ρ | status | detail |", "|---|---|---:|---|---|"]
-    for p in sorted(art.problems, key=lambda p: (p.kind, p.dataset, p.variant, p.rho)):
-        detail = p.detail.replace("|", "\\|")
-        lines.append(f"| {p.dataset} | {style.variant_style(p.variant).label} | {p.rho:g} "
-                     f"| {p.kind} | {detail} |")
+             "| data set | method | ρ | status | detail |", "|---|---|---|---|---|"]
+    # one line per (data set, method, status, detail): the budgets it concerns are listed together
+    groups: dict = {}
+    for p in art.problems:
+        groups.setdefault((p.kind, p.dataset, p.variant, p.detail), []).append(p.rho)
+    for (kind, ds, variant, detail), rhos in sorted(groups.items(), key=lambda kv: (kv[0], min(kv[1]))):
+        rho_text = ", ".join(f"{r:g}" for r in sorted(rhos))
+        lines.append(f"| {ds} | {style.variant_style(variant).label} | {rho_text} "
+                     f"| {kind} | {detail.replace('|', chr(92) + '|')} |")
     lines += ["", "</details>"]
     return lines
 
@@ -75,6 +79,9 @@ def render_report(log: BuildLog) -> str:
                 lines += [body.rstrip(), ""]
             if art.files:
                 lines += ["Files: " + ", ".join(f"[{f.name}]({_rel(f, out)})" for f in art.files), ""]
+        if art.absent:
+            lines += [f"Configured data sets without any result in `{art.source}` (not drawn): "
+                      + ", ".join(art.absent) + ".", ""]
         if art.source != "data stage":
             lines += _problems_md(art) + [""]
     if skipped:

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .style import parse_variant
+from .style import PACEGGM_DEFAULTS, parse_variant
 
 #: The columns of the results contract (RESULTS_SCHEMA.md), in order.
 RESULT_COLUMNS = (
@@ -72,7 +72,65 @@ def validate_results(df: pd.DataFrame, *, source: str = "results table") -> pd.D
               .drop_duplicates(["cell_key"], keep="first")
               .drop(columns="_ok")
               .sort_index())
-    return out.reset_index(drop=True)
+    return canonical_variants(out.reset_index(drop=True))
+
+
+def canonical_variants(df: pd.DataFrame) -> pd.DataFrame:
+    """Relabel PACE-GGM variants by what they compute, keeping the harness's label.
+
+    The harness labels a variant by its recipe entry and grid, so the same
+    computation is ``paceggm`` in ``main``, ``paceggm[solver=ipm]`` in
+    ``solver`` and ``paceggm[alpha=0.3,beta=0.5]`` in ``hyperparameters``,
+    and an entry such as ``paceggm_nocc`` says nothing the figures can parse.
+    For ``method == "paceggm"`` the label is rebuilt from the ``solver``,
+    ``use_components``, ``alpha`` and ``beta`` columns, naming only values that
+    differ from the estimator's defaults (plus any other grid parameter of the
+    original label). If two original labels would merge into one while being
+    different computations of the same (data set, ρ, trial), both keep their
+    original label. The original is kept in ``variant_raw``.
+    """
+    out = df.copy()
+    out["variant_raw"] = out["variant"]
+    pace = out["method"] == "paceggm"
+    if not pace.any():
+        return out
+    canon = out.loc[pace].apply(_canonical_paceggm, axis=1)
+    out.loc[pace, "variant"] = canon
+    # merging two labels is only right when they are the same computation
+    sub = out.loc[pace]
+    for label, g in sub.groupby("variant"):
+        if g["variant_raw"].nunique() > 1 and g.duplicated(["dataset", "preprocessing", "rho", "trial"]).any():
+            out.loc[g.index, "variant"] = g["variant_raw"]
+    return out
+
+
+def _canonical_paceggm(row) -> str:
+    _, parsed = parse_variant(row["variant"])
+    params = {k: v for k, v in parsed.items() if k not in PACEGGM_DEFAULTS}
+    solver = str(row["solver"]) if row["solver"] else PACEGGM_DEFAULTS["solver"]
+    if solver != PACEGGM_DEFAULTS["solver"]:
+        params["solver"] = solver
+    uc = row["use_components"]
+    if uc is not None and not pd.isna(uc) and bool(uc) != PACEGGM_DEFAULTS["use_components"]:
+        params["use_components"] = bool(uc)
+    a = row["alpha"] if np.isfinite(row["alpha"]) else PACEGGM_DEFAULTS["alpha"]
+    b = row["beta"] if np.isfinite(row["beta"]) else PACEGGM_DEFAULTS["beta"]
+    if (a, b) != (PACEGGM_DEFAULTS["alpha"], PACEGGM_DEFAULTS["beta"]):
+        params["alpha"], params["beta"] = float(a), float(b)
+    return variant_label(row["method"], params)
+
+
+def variant_label(method: str, params: dict) -> str:
+    """``method[k=v,...]`` with keys sorted (the harness's format)."""
+    def fmt(v):
+        if isinstance(v, bool):
+            return str(v)
+        if isinstance(v, float):
+            return f"{v:g}"
+        return str(v)
+    if not params:
+        return method
+    return method + "[" + ",".join(f"{k}={fmt(params[k])}" for k in sorted(params)) + "]"
 
 
 def load_results(runs: str | Path) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
@@ -136,10 +194,10 @@ def pick_preprocessing(df: pd.DataFrame, preferred: str) -> tuple[pd.DataFrame, 
 
 
 def datasets_by_d(df: pd.DataFrame, only=None) -> list[str]:
-    """Data sets ordered by dimension ``d`` (then name); ``only`` restricts them."""
+    """Data sets ordered by dimension ``d`` (then name; unknown ``d`` last); ``only`` restricts them."""
     dims = df.groupby("dataset")["d"].max()
     names = [n for n in dims.index if only is None or n in only]
-    return sorted(names, key=lambda n: (dims[n], n))
+    return sorted(names, key=lambda n: (dims[n] if np.isfinite(dims[n]) else np.inf, n))
 
 
 def dims(df: pd.DataFrame) -> dict[str, int]:
@@ -212,8 +270,14 @@ def cell_problems(df: pd.DataFrame, *, datasets, variants, rhos, metric: str) ->
 
 
 def _trial_list(trials) -> str:
+    """``trial 3`` / ``trials 0–4, 7``: consecutive indices as ranges."""
     ts = sorted(int(t) for t in trials)
-    return ("trial " if len(ts) == 1 else "trials ") + ", ".join(map(str, ts))
+    runs, start = [], ts[0]
+    for prev, cur in zip(ts, ts[1:] + [None]):
+        if cur != prev + 1:
+            runs.append(str(start) if start == prev else f"{start}–{prev}")
+            start = cur
+    return ("trial " if len(ts) == 1 else "trials ") + ", ".join(runs)
 
 
 def _first_line(error: str) -> str:

@@ -67,20 +67,25 @@ METHODS: dict[str, MethodStyle] = {
     "adassp": MethodStyle("AdaSSP", _OI["blue"], "s", "--", 40),
 }
 
+#: The estimator's own defaults: a variant names only what differs from them, and
+#: the figures mark the (α, β) pair and solver PACE-GGM runs with by default.
+PACEGGM_DEFAULTS = {k: p.default for k, p in inspect.signature(PACEGGM).parameters.items()
+                    if k in ("solver", "use_components", "alpha", "beta")}
+
 #: Variants compared in the solver / components experiments, with their own look.
+SOLVER_LABELS = {"ipm": "IPM", "pgd0": "PGD init 0", "pgd1": "PGD init 1", "newton": "Newton"}
 VARIANTS: dict[str, MethodStyle] = {
-    "paceggm[solver=pgd0]": MethodStyle("PACE-GGM, PGD init 0", _OI["purple"], "v", "--", 2),
-    "paceggm[solver=pgd1]": MethodStyle("PACE-GGM, PGD init 1", _OI["sky"], "^", ":", 3),
+    "paceggm[solver=ipm]": MethodStyle("PACE-GGM, IPM", _OI["orange"], "D", "-.", 2),
+    "paceggm[solver=pgd0]": MethodStyle("PACE-GGM, PGD init 0", _OI["purple"], "v", "--", 3),
+    "paceggm[solver=pgd1]": MethodStyle("PACE-GGM, PGD init 1", _OI["sky"], "^", ":", 4),
+    "paceggm[solver=newton]": MethodStyle("PACE-GGM, Newton", _OI["green"], "s", (0, (5, 1)), 5),
     "paceggm[use_components=False]": MethodStyle(
-        "PACE-GGM, components off", _OI["black"], "x", "--", 4
+        "PACE-GGM, components off", _OI["black"], "x", "--", 6
     ),
 }
 
-#: Value of a parameter in the default variant, named when figures compare that parameter.
-DEFAULT_PARAMETER_LABELS = {"solver": "IPM", "use_components": "components on"}
-
 _PARAM_LABELS = {
-    "solver": lambda v: {"ipm": "IPM", "pgd0": "PGD init 0", "pgd1": "PGD init 1"}.get(str(v), str(v)),
+    "solver": lambda v: SOLVER_LABELS.get(str(v), str(v)),
     "use_components": lambda v: "components on" if v else "components off",
     "alpha": lambda v: f"α={v:g}" if isinstance(v, float) else f"α={v}",
     "beta": lambda v: f"β={v:g}" if isinstance(v, float) else f"β={v}",
@@ -182,17 +187,15 @@ def variant_style(variant: str, *, compared: tuple[str, ...] = ()) -> MethodStyl
         a, b = params.get("alpha", 0.3), params.get("beta", 0.5)
         return replace(hyperparameter_style(a, b), label=f"{base.label}, {_params_text(params)}")
     if not params:
-        defaults = [DEFAULT_PARAMETER_LABELS[c] for c in compared if c in DEFAULT_PARAMETER_LABELS]
-        if defaults and method.startswith("paceggm"):
+        defaults = [_PARAM_LABELS[c](PACEGGM_DEFAULTS[c]) for c in compared
+                    if c in PACEGGM_DEFAULTS and c in _PARAM_LABELS]
+        if defaults and method == "paceggm":
             return replace(base, label=f"{base.label}, {', '.join(defaults)}")
         return base
     fb = _fallback(variant, base.order + 500)
     return replace(fb, label=f"{base.label}, {_params_text(params)}")
 
 
-# The estimator's own defaults, so the figures mark the pair PACE-GGM runs with.
-_PACEGGM_DEFAULTS = {k: p.default for k, p in inspect.signature(PACEGGM).parameters.items()
-                     if k in ("alpha", "beta")}
 
 #: α values → colour (light to dark), β values → marker and line style.
 _ALPHA_COLORS = {0.1: "#FDB863", 0.3: "#E66101", 0.5: "#5E3C99"}
@@ -207,7 +210,7 @@ def hyperparameter_style(alpha: float, beta: float) -> MethodStyle:
         color = mpl.colors.to_hex(color)
     marker, line = _BETA_LOOK.get(round(float(beta), 6), ("d", "-."))
     order = 100 + int(round(float(alpha) * 100)) * 1000 + int(round(float(beta) * 100))
-    default = (float(alpha), float(beta)) == (_PACEGGM_DEFAULTS["alpha"], _PACEGGM_DEFAULTS["beta"])
+    default = (float(alpha), float(beta)) == (PACEGGM_DEFAULTS["alpha"], PACEGGM_DEFAULTS["beta"])
     label = f"α={alpha:g}, β={beta:g}" + (" (default)" if default else "")
     return MethodStyle(label, color, marker, line, order)
 

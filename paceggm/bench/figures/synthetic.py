@@ -17,47 +17,63 @@ import numpy as np
 import pandas as pd
 
 from .results import RESULT_COLUMNS
-from .style import parse_variant
 
-#: (n, d) of the SPEC §6 data sets used here.
+#: (n, d) of the SPEC §6 data sets used here (+ scikit-learn's embedded copy).
 SYNTHETIC_DATASETS = {
     "adult": (48842, 6), "seoul_bike": (8760, 10), "life_expectancy": (2864, 15),
     "parkinsons": (5875, 17), "thyroid_ann": (3772, 21), "ibm": (1470, 23), "pol": (15000, 27),
-    "breast_cancer": (569, 32), "bank32nh": (8192, 33), "ailerons": (13750, 34),
-    "spambase": (4601, 58), "communities_crime": (1994, 102),
+    "breast_cancer_sklearn": (569, 30), "breast_cancer": (569, 32), "bank32nh": (8192, 33),
+    "ailerons": (13750, 34), "spambase": (4601, 58), "communities_crime": (1994, 102),
+    "indian_pines": (9144, 187), "madeline": (3140, 260),
 }
+#: Data sets whose every cell fails (as an OpenML-only data set does without network).
+UNAVAILABLE = ("madeline",)
+PAPER = tuple(k for k in SYNTHETIC_DATASETS if k != "breast_cancer_sklearn")
 RHOS = (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 2.0, 10.0)
 FIVE = ("adult", "life_expectancy", "ibm", "bank32nh", "spambase")
 SOLVER_FIVE = ("adult", "life_expectancy", "ibm", "spambase", "communities_crime")
-REGRESSION = ("seoul_bike", "life_expectancy", "parkinsons", "pol", "bank32nh", "ailerons",
-              "communities_crime", "breast_cancer")
+REGRESSION = ("seoul_bike", "life_expectancy", "parkinsons", "ibm", "pol", "bank32nh", "ailerons",
+              "communities_crime")
 GRID = (0.1, 0.3, 0.5)
+SOLVERS = ("ipm", "pgd0", "pgd1", "newton")
 
 
-def _hp_variant(a: float, b: float) -> str:
-    return "paceggm" if (a, b) == (0.3, 0.5) else f"paceggm[alpha={a},beta={b}]"
+def _v(label, method=None, **params):
+    """(variant label as the harness writes it, method key, parameters)."""
+    return (label, method or label, params)
 
 
-#: experiment → (data sets, variants, trials)
+# Labels follow the harness: recipe entry + grid parameters (so the default PACE-GGM
+# is "paceggm" in main, "paceggm[solver=ipm]" in solver, ...).
 RECIPES = {
-    "main": (tuple(SYNTHETIC_DATASETS), ("paceggm", "ssp", "adaptivecov", "diagonal"), 10),
-    "measurements": (tuple(SYNTHETIC_DATASETS), ("paceggm",), 10),
-    "runtime": (tuple(SYNTHETIC_DATASETS), ("paceggm",), 10),
-    "solver": (SOLVER_FIVE, ("paceggm", "paceggm[solver=pgd0]", "paceggm[solver=pgd1]"), 10),
-    "components": (SOLVER_FIVE, ("paceggm", "paceggm[use_components=False]"), 10),
-    "hyperparameters": (FIVE, tuple(_hp_variant(a, b) for a in GRID for b in GRID) + ("ssp",), 5),
-    "regression": (REGRESSION, ("adassp", "paceggm_regression"), 10),
+    "main": (PAPER, (_v("paceggm"), _v("ssp"), _v("adaptivecov"), _v("diagonal")), 10),
+    "measurements": (PAPER, (_v("paceggm"),), 10),
+    "runtime": (PAPER, (_v("paceggm"),), 10),
+    "solver": (SOLVER_FIVE, tuple(_v(f"paceggm[solver={s}]", "paceggm", solver=s) for s in SOLVERS), 10),
+    "components": (SOLVER_FIVE, tuple(_v(f"paceggm[use_components={u}]", "paceggm", use_components=u)
+                                      for u in (True, False)), 10),
+    "hyperparameters": (FIVE, tuple(_v(f"paceggm[alpha={a:g},beta={b:g}]", "paceggm", alpha=a, beta=b)
+                                    for a in GRID for b in GRID) + (_v("ssp"),), 5),
+    "regression": (REGRESSION, (_v("adassp"), _v("paceggm_regression")), 10),
 }
+#: The harness's ``quick`` recipe: every method and every varied parameter, small grid.
+QUICK = (("breast_cancer_sklearn", "adult"),
+         tuple(_v(f"paceggm[solver={s}]", "paceggm", solver=s) for s in SOLVERS)
+         + (_v("paceggm_nocc", "paceggm", use_components=False),
+            _v("paceggm_ab", "paceggm", alpha=0.1, beta=0.3))
+         + tuple(_v(m) for m in ("ssp", "ssp_projected", "ssp_tight", "diagonal", "gausscov",
+                                 "separatecov", "adaptivecov")),
+         ("pol",), (_v("adassp"), _v("paceggm_regression")))
 
 
 def _key(*parts) -> str:
     return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
 
 
-def _row(experiment, dataset, preprocessing, variant, rho, trial, fail_rate) -> dict:
+def _row(experiment, dataset, preprocessing, spec, rho, trial, fail_rate) -> dict:
     n, d = SYNTHETIC_DATASETS[dataset]
-    method, params = parse_variant(variant)
-    key = _key(dataset, preprocessing, variant, rho, trial)
+    variant, method, params = spec
+    key = _key(dataset, preprocessing, method, sorted(params.items()), rho, trial)
     seed = int(key[:8], 16)
     rng = np.random.default_rng(seed)
     noise = float(np.exp(rng.normal(0.0, 0.15)))
@@ -74,14 +90,14 @@ def _row(experiment, dataset, preprocessing, variant, rho, trial, fail_rate) -> 
         "adaptivecov": 0.7 * ssp_frob + 0.02,
     }.get(method, 0.25 * d**1.5 / (n * np.sqrt(rho)) + 0.4 * floor / (1 + 10 * rho))
     if is_pace:
-        frob *= {"pgd0": 1.4, "pgd1": 1.8}.get(solver, 1.0)
+        frob *= {"pgd0": 1.4, "pgd1": 1.8}.get(solver, 1.0)  # IPM and Newton: same estimate
         frob *= 1 + 0.3 * abs(alpha - 0.3) + 0.2 * abs(beta - 0.5) * (1 + np.sin(d + 10 * rho))
     frob *= noise
     maha = frob * (15 + d) * float(np.exp(rng.normal(0.0, 0.1)))
     off = min(d * (d - 1) / 2, d * max(0.0, 0.4 * (np.log10(rho) + 4.5)) * float(rng.uniform(0.8, 1.2)))
     base_time = 1e-3 * d**1.6 * (1 + off / d) if is_pace else 1e-4 * d**2
     if is_pace:
-        base_time *= {"pgd0": 3.0, "pgd1": 3.5}.get(solver, 1.0) * (1.0 if use_comp else 2.5)
+        base_time *= {"pgd0": 3.0, "pgd1": 3.5, "newton": 0.2}.get(solver, 1.0) * (1.0 if use_comp else 2.5)
     wall = base_time * noise
     regression = method in ("adassp", "paceggm_regression")
     mse = np.nan
@@ -101,7 +117,13 @@ def _row(experiment, dataset, preprocessing, variant, rho, trial, fail_rate) -> 
         "rho_spent": rho, "wall_time": wall,
         "solve_time": 0.8 * wall if is_pace else np.nan,
     }
-    if rng.uniform() < fail_rate:
+    if dataset in UNAVAILABLE:
+        row.update(status="failed", n=np.nan, d=np.nan, mahalanobis=np.nan, frobenius=np.nan,
+                   mse=np.nan, n_measured_diag=pd.NA, n_measured_offdiag=pd.NA, n_rounds=pd.NA,
+                   rho_spent=np.nan, wall_time=np.nan, solve_time=np.nan,
+                   error=f"DatasetUnavailableError: {dataset} is only on OpenML and there is no network\n"
+                         "Traceback (most recent call last):\n  File \"data.py\", line 1, in load\n")
+    elif rng.uniform() < fail_rate:
         row.update(status="failed", mahalanobis=np.nan, frobenius=np.nan, mse=np.nan,
                    error="LinAlgError: Matrix is not positive definite\nTraceback (most recent call last):\n"
                          '  File "solver.py", line 1, in solve\n')
@@ -128,12 +150,14 @@ def synthetic_results(experiment: str = "main", *, preprocessing: str = "paper",
         Seed of which cells go missing; values derive from the cell alone.
     """
     if experiment == "quick":
-        parts = [synthetic_results(e, preprocessing=preprocessing, datasets=datasets or FIVE[:3],
-                                   rhos=rhos if rhos is not RHOS else (1e-2, 1e-1, 1.0),
-                                   trials=trials or 2, fail_rate=fail_rate,
-                                   missing_rate=missing_rate, seed=seed)
-                 for e in RECIPES]
-        parts = [p.assign(experiment="quick") for p in parts]
+        cov_sets, cov_vars, reg_sets, reg_vars = QUICK
+        if datasets is not None:
+            cov_sets = tuple(datasets)
+        quick_rhos = rhos if rhos is not RHOS else (1e-2, 1.0)
+        parts = [_table("quick", cov_sets, cov_vars, quick_rhos, trials or 2, preprocessing,
+                        fail_rate, missing_rate, seed),
+                 _table("quick", reg_sets, reg_vars, quick_rhos, trials or 2, preprocessing,
+                        fail_rate, missing_rate, seed + 1)]
         return pd.concat(parts, ignore_index=True)
     if experiment not in RECIPES:
         raise ValueError(f"unknown experiment {experiment!r}; expected one of {sorted(RECIPES)} or 'quick'")
@@ -143,14 +167,20 @@ def synthetic_results(experiment: str = "main", *, preprocessing: str = "paper",
         # first few when none overlap (regression uses other data sets).
         rec_sets = tuple(ds for ds in rec_sets if ds in datasets) or rec_sets[: len(datasets)]
     trials = rec_trials if trials is None else trials
+    return _table(experiment, rec_sets, variants, rhos, trials, preprocessing, fail_rate,
+                  missing_rate, seed)
+
+
+def _table(experiment, datasets, variants, rhos, trials, preprocessing, fail_rate, missing_rate,
+           seed) -> pd.DataFrame:
     drop = np.random.default_rng(seed)
     rows = []
-    for ds in rec_sets:
-        for var in variants:
+    for ds in datasets:
+        for spec in variants:
             for rho in rhos:
                 if drop.uniform() < missing_rate:
                     continue
-                rows.extend(_row(experiment, ds, preprocessing, var, rho, t, fail_rate)
+                rows.extend(_row(experiment, ds, preprocessing, spec, rho, t, fail_rate)
                             for t in range(trials))
     df = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
     for col in ("n_measured_diag", "n_measured_offdiag", "n_rounds"):
