@@ -195,3 +195,17 @@ def test_relabelling_never_merges_two_different_computations():
                 {"variant": "paceggm_short", "method": "paceggm", "trial": 0, "mahalanobis": 2.0},
                 {"variant": "paceggm[max_rounds=5]", "method": "paceggm", "trial": 0}])
     assert list(df["variant"]) == ["paceggm", "paceggm_short", "paceggm[max_rounds=5]"]
+
+
+def test_failure_reason_keeps_the_message_and_the_exception_raised():
+    from paceggm.bench.figures.results import _first_line
+    harness = ("data set 'adult' could not be loaded:\nTraceback (most recent call last):\n"
+               '  File "runner.py", line 200, in run_sweep\n    loaded = loader(ds)\n'
+               "ModuleNotFoundError: No module named 'paceggm.bench.data'\n")
+    assert _first_line(harness) == ("data set 'adult' could not be loaded: "
+                                    "ModuleNotFoundError: No module named 'paceggm.bench.data'")
+    schema = "LinAlgError: singular\nTraceback (most recent call last):\n  File x\nLinAlgError: singular\n"
+    assert _first_line(schema) == "LinAlgError: singular"
+    assert _first_line("ValueError: bad\n") == "ValueError: bad"
+    assert _first_line("") == ""
+    assert len(_first_line("E: " + "x" * 500)) == 200

@@ -281,10 +281,23 @@ def _trial_list(trials) -> str:
 
 
 def _first_line(error: str) -> str:
-    """The exception line of a stored traceback (the last non-empty line), shortened."""
+    """One line saying why a trial failed, from a stored error (message and/or traceback).
+
+    The harness stores ``message`` or ``Type: message`` followed by the traceback,
+    whose last line is the exception actually raised; both are kept when they differ
+    (e.g. "data set 'x' could not be loaded: ModuleNotFoundError: ...").
+    """
     lines = [ln.strip() for ln in str(error).splitlines() if ln.strip()]
     if not lines:
         return ""
-    # A traceback ends with "Type: message"; the schema's "type + message + traceback" starts with it.
-    head = lines[0] if not lines[0].startswith("Traceback") else lines[-1]
-    return head if len(head) <= 160 else head[:157] + "..."
+    marker = "Traceback (most recent call last):"
+    if marker in lines:
+        i = lines.index(marker)
+        head = " ".join(lines[:i])
+        tail = lines[-1] if i < len(lines) - 1 else ""
+        if tail.startswith(("File ", "^", "~")):  # a cut traceback: no exception line
+            tail = ""
+        text = " ".join(x for x in (head, tail if tail not in head else "") if x)
+    else:
+        text = lines[0]
+    return text if len(text) <= 200 else text[:197] + "..."

@@ -122,11 +122,13 @@ def _row(experiment, dataset, preprocessing, spec, rho, trial, fail_rate) -> dic
                    mse=np.nan, n_measured_diag=pd.NA, n_measured_offdiag=pd.NA, n_rounds=pd.NA,
                    rho_spent=np.nan, wall_time=np.nan, solve_time=np.nan,
                    error=f"DatasetUnavailableError: {dataset} is only on OpenML and there is no network\n"
-                         "Traceback (most recent call last):\n  File \"data.py\", line 1, in load\n")
+                         "Traceback (most recent call last):\n  File \"data.py\", line 1, in load\n"
+                         f"DatasetUnavailableError: {dataset} is only on OpenML and there is no network\n")
     elif rng.uniform() < fail_rate:
         row.update(status="failed", mahalanobis=np.nan, frobenius=np.nan, mse=np.nan,
                    error="LinAlgError: Matrix is not positive definite\nTraceback (most recent call last):\n"
-                         '  File "solver.py", line 1, in solve\n')
+                         '  File "solver.py", line 1, in solve\n'
+                         "LinAlgError: Matrix is not positive definite\n")
     return row
 
 
