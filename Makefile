@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test bench clean data-stats
 
 install: $(INSTALLED)
 
@@ -19,6 +19,13 @@ demo: install
 
 test: install
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -q
+
+# --- data sets (issue 3) -------------------------------------------------------
+# The data-set table (ours vs published) -> figures/tables/datasets.{md,tex}.
+# Raw files: $$PACEGGM_DATA_DIR, else datasets/raw; see datasets/README.md.
+data-stats: install
+	$(PY) -m paceggm.bench.data stats
+# --------------------------------------------------------------------------------
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -52,7 +52,7 @@ def mahalanobis_error(estimate, truth, *, rcond: float = 1e-10) -> float:
     Examples
     --------
     >>> import numpy as np
-    >>> mahalanobis_error(2 * np.eye(3), np.eye(3)) == np.sqrt(3)
+    >>> bool(np.isclose(mahalanobis_error(2 * np.eye(3), np.eye(3)), np.sqrt(3)))
     True
     """
     est, tru = _square(estimate, "estimate"), _square(truth, "truth")

@@ -1,1 +1,1 @@
-"""Benchmark harness: experiment grid, runner, results store and the figures stage."""
+"""Benchmark harness: data sets, experiment grid, runners and figures (uses the library, never the reverse)."""

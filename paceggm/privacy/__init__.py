@@ -12,13 +12,26 @@ from paceggm.privacy.mechanisms import (
     exponential_mechanism_epsilon,
     gaussian_mechanism,
     gaussian_sigma,
+    sparse_vector,
+    sparse_vector_epsilon,
 )
-from paceggm.privacy.sensitivity import entry_sensitivity, full_sensitivity
+from paceggm.privacy.sensitivity import (
+    cross_moment_sensitivity,
+    distinct_entries_sensitivity,
+    eigenvalue_sensitivity,
+    entry_sensitivity,
+    full_sensitivity,
+    spectral_sensitivity,
+    trace_sensitivity,
+)
 
 __all__ = [
     "BudgetExceededError",
     "Charge",
     "ZCDPLedger",
+    "cross_moment_sensitivity",
+    "distinct_entries_sensitivity",
+    "eigenvalue_sensitivity",
     "entry_sensitivity",
     "exponential_mechanism",
     "exponential_mechanism_epsilon",
@@ -26,5 +39,9 @@ __all__ = [
     "full_sensitivity",
     "gaussian_mechanism",
     "gaussian_sigma",
+    "sparse_vector",
+    "sparse_vector_epsilon",
+    "spectral_sensitivity",
+    "trace_sensitivity",
     "zcdp_to_approx_dp",
 ]

@@ -35,7 +35,8 @@ class ZCDPLedger:
     The running total is kept as an exact rational, so the guarantee
     ``sum(charges) <= budget`` holds exactly, not merely up to rounding, and
     :attr:`remaining` is rounded *down* so that spending it can never exceed the
-    budget.
+    budget; a last charge of :attr:`remaining` leaves less than one ulp of the
+    budget unspent (the exact rest is generally not a float).
 
     Parameters
     ----------
@@ -47,7 +48,7 @@ class ZCDPLedger:
     >>> ledger = ZCDPLedger(1.0)
     >>> ledger.charge(0.3, "diagonal")
     >>> ledger.charge(ledger.remaining, "rest")
-    >>> ledger.spent == 1.0
+    >>> ledger.spent <= 1.0 and 1.0 - ledger.spent < 1e-15
     True
     """
 

@@ -83,7 +83,10 @@ def _logits(scores, rho: float, sensitivity: float) -> np.ndarray:
         raise ValueError("scores must be finite")
     check_positive(sensitivity, "sensitivity")
     eps = exponential_mechanism_epsilon(rho)
-    return (eps / (2.0 * sensitivity)) * scores
+    # Shifting by the best score leaves the distribution unchanged and keeps every
+    # logit <= 0, so nothing overflows; hopeless candidates underflow to -inf (p = 0).
+    with np.errstate(over="ignore"):
+        return (eps / (2.0 * sensitivity)) * (scores - scores.max())
 
 
 def exponential_mechanism(
@@ -120,7 +123,63 @@ def exponential_mechanism(
 
 def exponential_mechanism_probabilities(scores, *, rho: float, sensitivity: float) -> np.ndarray:
     """Selection probabilities of :func:`exponential_mechanism` (log-sum-exp safe)."""
-    logits = _logits(scores, rho, sensitivity)
-    logits = logits - logits.max()
-    weights = np.exp(logits)
+    weights = np.exp(_logits(scores, rho, sensitivity))
     return weights / weights.sum()
+
+
+def sparse_vector_epsilon(rho: float) -> float:
+    """ε of the AboveThreshold instance that costs ``rho``-zCDP: ``ε = sqrt(2ρ)``.
+
+    AboveThreshold is ε-DP, and ε-DP implies ``ε²/2``-zCDP (Bun & Steinke 2016,
+    Prop. 1.4).
+    """
+    check_rho(rho)
+    return math.sqrt(2.0 * rho)
+
+
+def sparse_vector(
+    queries,
+    *,
+    threshold: float,
+    rho: float,
+    sensitivity: float,
+    rng: np.random.Generator,
+) -> int:
+    """AboveThreshold (sparse vector technique): the first query above a threshold.
+
+    With ``ε = sqrt(2ρ)``, draws ``T̃ = threshold + Lap(2Δ/ε)`` and returns the
+    first index ``i`` with ``queries[i] + Lap(4Δ/ε) ≥ T̃`` (Dwork & Roth 2014,
+    Alg. 1); ε-DP for queries of sensitivity ``Δ`` each, hence ``rho``-zCDP.
+    The queries may be evaluated up front: only the noisy comparisons are
+    released, and noise is drawn for every query in order until one fires.
+
+    Parameters
+    ----------
+    queries : array_like of shape (m,)
+        Query answers on the data, in the order they are asked.
+    threshold : float
+    rho : float
+        zCDP budget.
+    sensitivity : float
+        Sensitivity ``Δ`` of every query.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    index : int
+        The first index above the threshold, or ``m`` if none is.
+    """
+    queries = np.asarray(queries, dtype=float)
+    if queries.ndim != 1:
+        raise ValueError("queries must be a 1-D array")
+    if not np.all(np.isfinite(queries)):
+        raise ValueError("queries must be finite")
+    if not math.isfinite(threshold):
+        raise ValueError(f"threshold must be finite, got {threshold!r}")
+    check_positive(sensitivity, "sensitivity")
+    eps = sparse_vector_epsilon(rho)
+    noisy_threshold = threshold + rng.laplace(0.0, 2.0 * sensitivity / eps)
+    for i, q in enumerate(queries):
+        if q + rng.laplace(0.0, 4.0 * sensitivity / eps) >= noisy_threshold:
+            return i
+    return int(queries.size)

@@ -1,0 +1,44 @@
+"""Comparison methods of SPEC §5, on :mod:`paceggm`'s privacy primitives.
+
+Covariance estimators share :class:`paceggm.base.PrivateCovarianceEstimator`'s
+interface (``fit(X)`` → ``covariance_``, ``rho_spent_``, ``ledger_``):
+
+* :class:`SSP`, :class:`SSPProjected`, :class:`SSPTight` — Gaussian mechanism on Σ(X);
+* :class:`DiagonalOnly` — the variances only;
+* :class:`GaussCov`, :class:`SeparateCov`, :class:`AdaptiveCov` — Dong, Liang & Yi (2022).
+
+Regression estimators (``fit(X, y)``, ``coef_``, ``intercept_``, ``predict``):
+
+* :class:`AdaSSP` — Wang (2018) in ρ-zCDP;
+* :class:`PACEGGMRegression` — least squares from PACE-GGM's covariance of ``[X, y]``.
+"""
+
+from baselines.diagonal import DiagonalOnly
+from baselines.dong_liang_yi import AdaptiveCov, GaussCov, SeparateCov
+from baselines.regression import AdaSSP, PACEGGMRegression
+from baselines.ssp import SSP, SSPProjected, SSPTight
+
+COVARIANCE_BASELINES = {
+    "ssp": SSP,
+    "ssp_projected": SSPProjected,
+    "ssp_tight": SSPTight,
+    "diagonal": DiagonalOnly,
+    "gausscov": GaussCov,
+    "separatecov": SeparateCov,
+    "adaptivecov": AdaptiveCov,
+}
+REGRESSION_METHODS = {"adassp": AdaSSP, "pace_ggm_regression": PACEGGMRegression}
+
+__all__ = [
+    "COVARIANCE_BASELINES",
+    "REGRESSION_METHODS",
+    "AdaSSP",
+    "AdaptiveCov",
+    "DiagonalOnly",
+    "GaussCov",
+    "PACEGGMRegression",
+    "SSP",
+    "SSPProjected",
+    "SSPTight",
+    "SeparateCov",
+]

@@ -1,0 +1,264 @@
+"""Private linear regression: AdaSSP and PACE-GGM regression (SPEC §5, §8 item 7).
+
+Both estimate ``θ = (Σ̂_xx + λ I)⁻¹ Σ̂_xy`` from private second moments of
+``[X, y]`` and a private ridge ``λ``; they differ in how the moments are released.
+They fit a model through the origin: ``intercept_`` is always 0, because the
+privacy analysis covers ``XᵀX`` and ``Xᵀy`` only and privately centring the data
+would need budget of its own. The project's preprocessing centres every column
+(SPEC §6), which is where the intercept goes; centre test data the same way.
+
+Units: everything is normalised by ``n`` (``Σ_xx = XᵀX/n``, ``Σ_xy = Xᵀy/n``, the
+ridge ``λ/n``), which leaves ``θ`` unchanged and lets the sensitivities come from
+:mod:`paceggm.privacy` as they are.
+
+AdaSSP in ρ-zCDP with replace-one neighbours
+--------------------------------------------
+Wang (2018, Alg. 2) is stated for (ε, δ)-DP, add/remove neighbours and bounds
+``‖x‖₂ ≤ 𝒳``, ``|y| ≤ 𝒴``; it spends a third of the budget on each of three
+Gaussian releases. Under the coordinate bound ``|x_j|, |y| ≤ B`` we take
+``𝒳 = sqrt(d) B``, ``𝒴 = B`` and spend ``ρ/3`` zCDP on each release, noise
+``σ = Δ/sqrt(2ρ/3)`` with the replace-one sensitivities (all divided by ``n``):
+
+* ``λ_min(Σ_xx)``: Weyl, ``Δ = 𝒳²/n`` (same as add/remove, since
+  ``−x'x'ᵀ ⪯ xxᵀ − x'x'ᵀ ⪯ xxᵀ``) — :func:`paceggm.privacy.spectral_sensitivity`;
+* the distinct entries of ``Σ_xx``: ``Δ = sqrt(2) 𝒳²/n`` (add/remove: ``𝒳²/n``) —
+  :func:`paceggm.privacy.distinct_entries_sensitivity` with ``norm="l2"``;
+* ``Σ_xy``: ``Δ = 2 𝒳 𝒴/n`` (add/remove: ``𝒳 𝒴/n``) —
+  :func:`paceggm.privacy.cross_moment_sensitivity`.
+
+Wang's thresholds are noise scale × a tail factor in ``log(6/δ)``; with no δ in
+zCDP we use Gaussian tail bounds at a failure probability ``p`` (Wang's ``ρ``,
+default 0.05): ``λ̃_min = max(λ_min + σ_λ Z − σ_λ sqrt(2 ln(2/p)), 0)`` is below
+``λ_min`` w.p. ``≥ 1 − p/2``, and the ridge is
+``λ = max(0, σ_xx sqrt(d ln(2d²/p)) − λ̃_min)``, Wang's bound on the spectral norm
+of the noise added to ``Σ_xx``. The composition of the three releases is ρ-zCDP.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from baselines._common import release_symmetric
+from paceggm._validation import check_data, check_open_fraction, check_random_state, check_rho
+from paceggm.base import PrivateCovarianceEstimator
+from paceggm.estimator import PACEGGM
+from paceggm.privacy import (
+    ZCDPLedger,
+    cross_moment_sensitivity,
+    distinct_entries_sensitivity,
+    gaussian_mechanism,
+    gaussian_sigma,
+    spectral_sensitivity,
+)
+
+
+def private_ridge(sigma_xx: np.ndarray, *, n: int, bound: float, rho: float, failure_prob: float,
+                  ledger: ZCDPLedger, rng: np.random.Generator) -> tuple[float, float]:
+    """AdaSSP's data-adaptive ridge (in units of ``Σ_xx``), charging ``rho`` to ``ledger``.
+
+    Spends ``rho`` on ``λ_min(Σ_xx)``; the ridge is calibrated to the noise AdaSSP
+    adds to ``Σ_xx`` when that release also gets ``rho`` (one third each). Returns
+    ``(ridge, λ̃_min)``.
+    """
+    d = sigma_xx.shape[0]
+    radius = math.sqrt(d) * bound
+    ledger.charge(rho, "ridge: smallest eigenvalue")
+    noisy_min, sigma_min = gaussian_mechanism(
+        float(np.linalg.eigvalsh(sigma_xx)[0]), rho=rho, rng=rng,
+        sensitivity=spectral_sensitivity(n=n, d=d, bound=radius, norm="l2"),
+    )
+    lam_min = max(noisy_min - sigma_min * math.sqrt(2.0 * math.log(2.0 / failure_prob)), 0.0)
+    sigma_xx_noise = gaussian_sigma(rho=rho, sensitivity=distinct_entries_sensitivity(n=n, d=d, bound=radius, norm="l2"))
+    ridge = max(0.0, sigma_xx_noise * math.sqrt(d * math.log(2.0 * d * d / failure_prob)) - lam_min)
+    return ridge, lam_min
+
+
+def _solve_ridge(sigma_xx: np.ndarray, sigma_xy: np.ndarray, ridge: float) -> np.ndarray:
+    a = sigma_xx + ridge * np.eye(sigma_xx.shape[0])
+    try:
+        return np.linalg.solve(a, sigma_xy)
+    except np.linalg.LinAlgError:  # exactly singular: the minimum-norm solution
+        return np.linalg.lstsq(a, sigma_xy, rcond=None)[0]
+
+
+class _PrivateLinearRegression(PrivateCovarianceEstimator):
+    """Shared ``fit(X, y)`` checks, ledger and ``predict``; parameters via the project's base class."""
+
+    def fit(self, X, y):
+        """Fit ``θ`` privately on ``X`` (n, d) and ``y`` (n,)."""
+        check_rho(self.rho)
+        check_open_fraction(self.failure_prob, "failure_prob")
+        X = check_data(X)
+        y_arr = np.asarray(y)
+        if y_arr.ndim != 1:
+            raise ValueError(f"y must be 1-D of length n_samples, got shape {y_arr.shape}")
+        if y_arr.shape[0] != X.shape[0]:
+            raise ValueError(f"X and y have different numbers of rows: {X.shape[0]} vs {y_arr.shape[0]}")
+        try:
+            y_col = check_data(y_arr.reshape(-1, 1))
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(str(exc).replace("X ", "y ", 1)) from exc
+        # |y| ≤ B is part of the declared bound: one check for [X, y].
+        Z = self._validate_X(np.column_stack([X, y_col]), bound=self.bound, bound_check=self.bound_check)
+        rng = check_random_state(self.random_state)
+        ledger = ZCDPLedger(self.rho)
+        self.coef_ = np.asarray(self._fit(Z, ledger, rng), dtype=float)
+        self.intercept_ = 0.0
+        self.n_features_in_ = Z.shape[1] - 1
+        self.rho_spent_ = ledger.spent
+        self.ledger_ = ledger.charges
+        return self
+
+    def predict(self, X) -> np.ndarray:
+        """``X θ`` (no intercept; see the module docstring)."""
+        if not hasattr(self, "coef_"):
+            raise RuntimeError(f"{type(self).__name__} is not fitted yet; call fit(X, y) first")
+        X = check_data(X, min_samples=1)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, the model was fitted on {self.n_features_in_}")
+        return X @ self.coef_ + self.intercept_
+
+
+class AdaSSP(_PrivateLinearRegression):
+    """AdaSSP (Wang 2018) translated to ρ-zCDP with replace-one neighbours.
+
+    ``ρ/3`` for the private ridge (via ``λ_min``), ``ρ/3`` for ``XᵀX/n``, the rest
+    for ``Xᵀy/n``; ``θ = (Σ̂_xx + λ I)⁻¹ Σ̂_xy``. The derivation of every
+    sensitivity and threshold is in the module docstring.
+
+    Parameters
+    ----------
+    rho : float
+    bound : float
+        ``B``: every ``|x_j| ≤ B`` and ``|y| ≤ B``.
+    failure_prob : float
+        Failure probability ``p`` of the ridge's tail bounds (Wang's ``ρ``).
+    bound_check : {"raise", "clip", "waive"}
+    random_state : None, int, SeedSequence or Generator
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (d,)
+    intercept_ : float
+        Always 0.0.
+    ridge_ : float
+        The private ridge, in units of ``XᵀX/n``.
+    lambda_min_ : float
+        The private lower bound ``λ̃_min`` on the smallest eigenvalue of ``XᵀX/n``.
+    noisy_xx_ : ndarray of shape (d, d)
+        The released ``XᵀX/n``.
+    noisy_xy_ : ndarray of shape (d,)
+        The released ``Xᵀy/n``.
+    rho_spent_ : float
+    ledger_ : tuple of Charge
+    n_clipped_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(5000, 3)) / 2
+    >>> y = X @ np.array([0.5, -0.3, 0.2])
+    >>> est = AdaSSP(rho=10.0, random_state=0).fit(X, y)
+    >>> est.coef_.round(1), est.rho_spent_
+    (array([ 0.5, -0.3,  0.2]), 10.0)
+    """
+
+    def __init__(self, rho: float, *, bound: float = 1.0, failure_prob: float = 0.05,
+                 bound_check: str = "raise", random_state=None) -> None:
+        self.rho = rho
+        self.bound = bound
+        self.failure_prob = failure_prob
+        self.bound_check = bound_check
+        self.random_state = random_state
+
+    def _fit(self, Z, ledger, rng):
+        n, d = Z.shape[0], Z.shape[1] - 1
+        X, y = Z[:, :d], Z[:, d]
+        sigma_xx, sigma_xy = X.T @ X / n, X.T @ y / n
+        third = self.rho / 3
+        self.ridge_, self.lambda_min_ = private_ridge(
+            sigma_xx, n=n, bound=self.bound, rho=third, failure_prob=self.failure_prob, ledger=ledger, rng=rng
+        )
+        radius = math.sqrt(d) * self.bound
+        ledger.charge(third, "release: X'X/n")
+        noisy_xx, _ = release_symmetric(
+            sigma_xx, rho=third, rng=rng,
+            sensitivity=distinct_entries_sensitivity(n=n, d=d, bound=radius, norm="l2"),
+        )
+        rest = ledger.remaining
+        ledger.charge(rest, "release: X'y/n")
+        noisy_xy, _ = gaussian_mechanism(
+            sigma_xy, rho=rest, rng=rng,
+            sensitivity=cross_moment_sensitivity(n=n, bound_x=radius, bound_y=self.bound),
+        )
+        self.noisy_xx_, self.noisy_xy_ = noisy_xx, np.atleast_1d(noisy_xy)
+        return _solve_ridge(self.noisy_xx_, self.noisy_xy_, self.ridge_)
+
+
+class PACEGGMRegression(_PrivateLinearRegression):
+    """Linear regression from PACE-GGM's covariance of ``[X, y]`` (SPEC §8 item 7).
+
+    Same budget split as :class:`AdaSSP`: ``ρ/3`` for AdaSSP's private ridge
+    (:func:`private_ridge`), the remaining ``2ρ/3`` for PACE-GGM on the
+    ``(d+1)``-column data ``[X, y]`` (whose every coordinate is bounded by ``B``);
+    then ``θ = (Σ̂_xx + λ I)⁻¹ Σ̂_xy`` from the blocks of that one estimate.
+
+    Parameters
+    ----------
+    rho : float
+    bound : float
+        ``B`` for every column of ``[X, y]``.
+    alpha, beta, max_rounds, solver, use_components, solver_options
+        Passed to :class:`paceggm.PACEGGM`.
+    failure_prob : float
+        As in :class:`AdaSSP`.
+    bound_check : {"raise", "clip", "waive"}
+    random_state : None, int, SeedSequence or Generator
+
+    Attributes
+    ----------
+    coef_, intercept_ (0.0), ridge_, lambda_min_, rho_spent_, ledger_, n_clipped_
+        As in :class:`AdaSSP`.
+    covariance_ : ndarray of shape (d + 1, d + 1)
+        PACE-GGM's estimate of the second moments of ``[X, y]``.
+    pace_ggm_ : PACEGGM
+        The fitted covariance estimator.
+    """
+
+    def __init__(self, rho: float, *, bound: float = 1.0, alpha: float = 0.3, beta: float = 0.5,
+                 max_rounds: int | None = None, solver: str = "ipm", use_components: bool = True,
+                 solver_options: dict | None = None, failure_prob: float = 0.05,
+                 bound_check: str = "raise", random_state=None) -> None:
+        self.rho = rho
+        self.bound = bound
+        self.alpha = alpha
+        self.beta = beta
+        self.max_rounds = max_rounds
+        self.solver = solver
+        self.use_components = use_components
+        self.solver_options = solver_options
+        self.failure_prob = failure_prob
+        self.bound_check = bound_check
+        self.random_state = random_state
+
+    def _fit(self, Z, ledger, rng):
+        n, d = Z.shape[0], Z.shape[1] - 1
+        X = Z[:, :d]
+        self.ridge_, self.lambda_min_ = private_ridge(
+            X.T @ X / n, n=n, bound=self.bound, rho=self.rho / 3, failure_prob=self.failure_prob,
+            ledger=ledger, rng=rng,
+        )
+        # Z already passed the bound check; PACE-GGM must not clip or count again.
+        est = PACEGGM(
+            ledger.remaining, bound=self.bound, alpha=self.alpha, beta=self.beta, max_rounds=self.max_rounds,
+            solver=self.solver, use_components=self.use_components, solver_options=self.solver_options,
+            bound_check="waive", random_state=rng,
+        ).fit(Z)
+        for c in est.ledger_:
+            ledger.charge(c.rho, f"pace-ggm: {c.purpose}")
+        self.pace_ggm_ = est
+        self.covariance_ = est.covariance_
+        return _solve_ridge(est.covariance_[:d, :d], est.covariance_[:d, d], self.ridge_)

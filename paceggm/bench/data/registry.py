@@ -1,0 +1,88 @@
+"""The data-set registry: one Hydra/OmegaConf file per data set under ``conf/dataset/``.
+
+Each file says where the data comes from (an OpenML id and/or the raw file and how to read it),
+which columns are kept, which column is the regression target, and the publication's own
+statistics for comparison. This module only reads and checks those files.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+CONF_ENV = "PACEGGM_CONF_DIR"
+DATA_DIR_ENV = "PACEGGM_DATA_DIR"
+
+
+def repo_root() -> Path:
+    """The repository root: the folder holding ``conf/`` next to the ``paceggm`` package."""
+    return Path(__file__).resolve().parents[3]
+
+
+def conf_dir() -> Path:
+    """``$PACEGGM_CONF_DIR`` if set, else ``<repo>/conf``; an error if it has no ``dataset/`` group."""
+    env = os.environ.get(CONF_ENV)
+    path = Path(env).expanduser() if env else repo_root() / "conf"
+    if not (path / "dataset").is_dir():
+        hint = f" (from ${CONF_ENV})" if env else ""
+        raise FileNotFoundError(
+            f"no data-set registry at {path / 'dataset'}{hint}; run from a clone of the repository "
+            f"(editable install) or point ${CONF_ENV} at its conf/ folder"
+        )
+    return path
+
+
+def _paths_config() -> DictConfig:
+    path = conf_dir() / "paths" / "default.yaml"
+    return OmegaConf.load(path) if path.is_file() else OmegaConf.create({})
+
+
+def _from_root(value: str) -> Path:
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else repo_root() / path
+
+
+def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path:
+    """The raw-file directory: the argument, else ``$PACEGGM_DATA_DIR``, else ``conf/paths`` ``data_dir``."""
+    if data_dir is not None:
+        return Path(data_dir).expanduser().resolve()
+    env = os.environ.get(DATA_DIR_ENV)
+    if env:
+        return Path(env).expanduser().resolve()
+    return _from_root(str(_paths_config().get("data_dir", "datasets/raw"))).resolve()
+
+
+def cache_dir() -> Path:
+    """Where OpenML downloads are kept (``conf/paths`` ``cache_dir``, default ``<repo>/datasets/cache``)."""
+    return _from_root(str(_paths_config().get("cache_dir", "datasets/cache")))
+
+
+@functools.lru_cache(maxsize=None)
+def _registry(root: str) -> dict[str, DictConfig]:
+    entries = {}
+    for path in sorted(Path(root, "dataset").glob("*.yaml")):
+        cfg = OmegaConf.load(path)
+        name = cfg.get("name")
+        if name != path.stem:
+            raise ValueError(f"{path}: field name={name!r} must equal the file name {path.stem!r}")
+        if cfg.get("raw") is None and cfg.get("openml") is None and cfg.get("builtin") is None:
+            raise ValueError(f"{path}: a data set needs a raw file, an OpenML id or a builtin source")
+        entries[name] = cfg
+    return entries
+
+
+def list_datasets() -> list[str]:
+    """Names of every registered data set, sorted (the 14 of SPEC §6 and ``breast_cancer_sklearn``)."""
+    return sorted(_registry(str(conf_dir())))
+
+
+def get_config(name: str) -> DictConfig:
+    """The registry entry of ``name``; ``ValueError`` listing the valid names if it is unknown."""
+    entries = _registry(str(conf_dir()))
+    if not isinstance(name, str) or name not in entries:
+        raise ValueError(f"unknown data set {name!r}; valid names: {', '.join(sorted(entries))} "
+                         "(synthetic data: paceggm.bench.data.make_synthetic)")
+    return entries[name]

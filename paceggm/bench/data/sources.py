@@ -1,0 +1,292 @@
+"""Where a data set's table comes from: raw files in the data directory, the OpenML cache, OpenML,
+or scikit-learn's bundled copy.
+
+Every source returns a ``pandas.DataFrame`` with the registry's canonical column names, so the
+preprocessing sees the same table whichever way the file arrived (plain or gzip, local or OpenML).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import warnings
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from omegaconf import DictConfig, OmegaConf
+
+from .registry import DATA_DIR_ENV, cache_dir
+
+OFFLINE_ENV = "PACEGGM_OFFLINE"
+
+
+class DatasetUnavailableError(FileNotFoundError):
+    """No local file, no cached copy and no OpenML download for a data set."""
+
+
+class DatasetFileError(ValueError):
+    """A data file exists but cannot be read as documented (corrupt, truncated, wrong layout)."""
+
+
+# --------------------------------------------------------------------------- column names
+
+def column_names(spec) -> list[str] | None:
+    """Expand the registry's ``column_names``: a list, or ``{then_first, pattern, count, then}``."""
+    if spec is None:
+        return None
+    spec = OmegaConf.to_container(spec) if isinstance(spec, DictConfig) or OmegaConf.is_list(spec) else spec
+    if isinstance(spec, list):
+        return [str(c) for c in spec]
+    names = [str(c) for c in spec.get("then_first", [])]
+    names += [spec["pattern"].format(i=i) for i in range(int(spec["count"]))]
+    names += [str(c) for c in spec.get("then", [])]
+    return names
+
+
+# --------------------------------------------------------------------------- raw files
+
+def _candidates(data_dir: Path, file_name: str) -> list[Path]:
+    """The file as registered, and its gzip / plain twin (``x.csv.gz`` <-> ``x.csv``)."""
+    if file_name.endswith(".gz"):
+        names = [file_name, file_name[:-3]]
+    else:
+        names = [file_name, file_name + ".gz"]
+    return [data_dir / n for n in names]
+
+
+def find_raw_files(cfg: DictConfig, data_dir: Path) -> list[Path] | None:
+    """The raw files of ``cfg`` in ``data_dir`` (plain or gzip), or None if any is missing."""
+    raw = cfg.get("raw")
+    if raw is None:
+        return None
+    found = []
+    for file_name in raw.files:
+        hits = [p for p in _candidates(data_dir, str(file_name)) if p.is_file()]
+        if not hits:
+            return None
+        found.append(hits[0])
+    return found
+
+
+def _read_text(path: Path, encoding: str) -> str:
+    try:
+        if path.suffix == ".gz":
+            with gzip.open(path, "rb") as fh:
+                data = fh.read()
+        else:
+            data = path.read_bytes()
+        return data.decode(encoding)
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
+        raise DatasetFileError(
+            f"{path}: corrupt or truncated file ({type(exc).__name__}: {exc}); replace it with a fresh copy "
+            f"(provenance and checksums: SOURCES.md beside the raw files, or datasets/README.md)"
+        ) from exc
+
+
+def _read_one(path: Path, raw: DictConfig, skiprows: int) -> pd.DataFrame:
+    encoding = str(raw.get("encoding", "utf-8"))
+    text = _read_text(path, encoding)
+    fmt = str(raw.get("format", "csv"))
+    try:
+        if fmt == "arff":
+            from scipy.io import arff
+
+            data, _meta = arff.loadarff(io.StringIO(text))
+            frame = pd.DataFrame(data)
+            for col in frame.columns:  # nominal ARFF attributes arrive as bytes
+                if frame[col].dtype == object:
+                    frame[col] = frame[col].str.decode("utf-8")
+            return frame
+        if fmt != "csv":
+            raise DatasetFileError(f"{path}: unknown format {fmt!r} in the registry (csv or arff)")
+        na_values = list(raw.get("na_values") or [])
+        return pd.read_csv(
+            io.StringIO(text),
+            sep=str(raw.get("sep", ",")),
+            header=0 if raw.get("header", True) else None,
+            skiprows=skiprows or None,
+            skipinitialspace=bool(raw.get("skipinitialspace", False)),
+            na_values=na_values or None,
+            keep_default_na=True,
+        )
+    except DatasetFileError:
+        raise
+    except Exception as exc:  # pandas / scipy parser errors on a damaged file
+        raise DatasetFileError(f"{path}: cannot be parsed as {fmt} ({type(exc).__name__}: {exc})") from exc
+
+
+def read_raw(cfg: DictConfig, paths: list[Path]) -> pd.DataFrame:
+    """Read (and concatenate) the raw files of ``cfg``, name the columns, check the row count."""
+    raw = cfg.raw
+    skiprows = list(raw.get("skiprows") or [0] * len(paths))
+    frames = []
+    names = column_names(raw.get("column_names"))
+    for path, skip in zip(paths, skiprows):
+        frame = _read_one(path, raw, int(skip))
+        if raw.get("drop_empty_columns", False):
+            frame = frame.loc[:, frame.notna().any()]
+        if names is not None:
+            if frame.shape[1] != len(names):
+                raise DatasetFileError(
+                    f"{path}: {frame.shape[1]} columns, the registry ({cfg.name}) expects {len(names)}; "
+                    "the file is damaged or not the documented one"
+                )
+            frame.columns = names
+        frames.append(frame)
+    frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    expected = raw.get("rows")
+    if expected is not None and len(frame) != int(expected):
+        raise DatasetFileError(
+            f"{', '.join(map(str, paths))}: {len(frame)} data rows, expected {int(expected)} for {cfg.name}; "
+            "the file is truncated or not the documented one"
+        )
+    return frame
+
+
+# --------------------------------------------------------------------------- OpenML
+
+def _openml_cache_file(openml_id: int) -> Path:
+    return cache_dir() / f"openml-{int(openml_id)}.parquet"
+
+
+def _offline() -> bool:
+    return os.environ.get(OFFLINE_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def fetch_openml(openml_id: int) -> tuple[pd.DataFrame, Path]:
+    """The full OpenML table (features and target), from ``datasets/cache`` or downloaded once.
+
+    The ``openml`` client's own cache is pointed inside ``datasets/cache`` too; the parquet copy
+    is what makes a second load independent of the network and of the client's cache layout.
+    """
+    target = _openml_cache_file(openml_id)
+    if target.is_file():
+        try:
+            return pd.read_parquet(target), target
+        except Exception as exc:
+            raise DatasetFileError(
+                f"{target}: corrupt cached OpenML copy ({type(exc).__name__}: {exc}); delete it to download again"
+            ) from exc
+    if _offline():
+        raise ConnectionError(f"${OFFLINE_ENV} is set: no download attempted")
+    import openml
+
+    openml.config.set_root_cache_directory(str(cache_dir() / "openml"))
+    # The client retries 5 times with back-off by default: ~13 s before an offline run learns
+    # there is no network. Two attempts still ride out a transient failure.
+    openml.config.connection_n_retries = min(int(openml.config.connection_n_retries), 2)
+    dataset = openml.datasets.get_dataset(
+        int(openml_id), download_data=True, download_qualities=False, download_features_meta_data=False
+    )
+    frame, *_ = dataset.get_data(dataset_format="dataframe")
+    if not isinstance(frame, pd.DataFrame):
+        raise DatasetFileError(f"OpenML {openml_id}: expected a data frame, got {type(frame).__name__}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(".tmp")
+    frame.to_parquet(tmp)
+    os.replace(tmp, target)  # atomic: parallel workers never see a half-written cache file
+    return frame, target
+
+
+def openml_frame(cfg: DictConfig, frame: pd.DataFrame) -> pd.DataFrame:
+    """Give an OpenML table the registry's canonical column names.
+
+    ``openml.columns`` is ``same`` (keep OpenML's names), ``positional`` (OpenML's columns are the
+    raw file's, in the same order, minus ``openml.absent``) or an explicit list of canonical names
+    in OpenML's column order. The column count is checked in the last two cases.
+    """
+    spec = cfg.openml
+    mode = spec.get("columns", "same")
+    if isinstance(mode, str) and mode == "same":
+        return frame
+    absent = set(spec.get("absent") or [])
+    if isinstance(mode, str):
+        if mode != "positional":
+            raise ValueError(f"{cfg.name}: openml.columns must be 'same', 'positional' or a list, got {mode!r}")
+        names = column_names(cfg.raw.get("column_names")) if cfg.get("raw") is not None else None
+        if names is None:
+            raise ValueError(f"{cfg.name}: positional OpenML columns need raw.column_names in the registry")
+        names = [n for n in names if n not in absent]
+    else:
+        names = [str(n) for n in mode]
+    if frame.shape[1] != len(names):
+        raise DatasetFileError(
+            f"OpenML {spec.id} ({cfg.name}): {frame.shape[1]} columns, the registry expects {len(names)}"
+        )
+    frame = frame.copy()
+    frame.columns = names
+    if absent:
+        warnings.warn(f"{cfg.name}: the OpenML copy lacks column(s) {sorted(absent)}; they are left out",
+                      stacklevel=3)
+    return frame
+
+
+# --------------------------------------------------------------------------- builtin
+
+def builtin_frame(cfg: DictConfig) -> pd.DataFrame:
+    kind = str(cfg.builtin)
+    if kind == "sklearn_breast_cancer":
+        from sklearn.datasets import load_breast_cancer
+
+        return load_breast_cancer(as_frame=True).data
+    raise ValueError(f"{cfg.name}: unknown builtin source {kind!r}")
+
+
+# --------------------------------------------------------------------------- dispatch
+
+def load_frame(cfg: DictConfig, data_dir: Path) -> tuple[pd.DataFrame, str]:
+    """The raw table of ``cfg`` and a description of where it came from.
+
+    Order: builtin; raw files in ``data_dir``; the OpenML cache; an OpenML download. If none
+    works, one :class:`DatasetUnavailableError` says where to put the file or how to download it.
+    """
+    if cfg.get("builtin") is not None:
+        return builtin_frame(cfg), f"builtin:{cfg.builtin}"
+    paths = find_raw_files(cfg, data_dir)
+    if paths is not None:
+        return read_raw(cfg, paths), "file:" + ",".join(map(str, paths))
+    spec = cfg.get("openml")
+    reason = "no OpenML copy is registered"
+    if spec is not None:
+        try:
+            frame, where = fetch_openml(int(spec.id))
+            return openml_frame(cfg, frame), f"openml:{int(spec.id)}:{where}"
+        except DatasetFileError:
+            raise
+        except Exception as exc:  # no network, server down, client missing: all mean "not available"
+            reason = f"OpenML download of id {int(spec.id)} failed ({type(exc).__name__}: {exc})"
+    wanted = " + ".join(str(f) for f in cfg.raw.files) if cfg.get("raw") is not None else None
+    where = []
+    if wanted:
+        where.append(f"put {wanted} (gzip or plain) in the data directory {data_dir} "
+                     f"(or point ${DATA_DIR_ENV} / data_dir= at the folder holding it)")
+    if spec is not None:
+        where.append(f"run once with network access to download it from OpenML "
+                     f"(https://www.openml.org/d/{int(spec.id)}; cached in {cache_dir()})")
+    raise DatasetUnavailableError(
+        f"data set {cfg.name!r} is not available: "
+        + (f"no {wanted} in {data_dir}; " if wanted else "")
+        + f"{reason}. To fix: " + "; or ".join(where) + ". See datasets/README.md."
+    )
+
+
+def encode_columns(cfg: DictConfig, frame: pd.DataFrame) -> pd.DataFrame:
+    """Apply ``raw.encode`` value maps (e.g. diagnosis M/B -> 1/0); unknown values are an error."""
+    raw = cfg.get("raw")
+    encode = raw.get("encode") if raw is not None else None
+    if not encode:
+        return frame
+    frame = frame.copy()
+    for col, mapping in encode.items():
+        if col not in frame.columns:
+            continue
+        mapping = {str(k): float(v) for k, v in mapping.items()}
+        values = frame[col].astype(str).str.strip()
+        unknown = sorted(set(values) - set(mapping))
+        if unknown:
+            raise DatasetFileError(f"{cfg.name}: column {col!r} has values {unknown[:5]} outside {sorted(mapping)}")
+        frame[col] = values.map(mapping).astype(np.float64)
+    return frame

@@ -1,0 +1,264 @@
+"""Loading from the data directory ($PACEGGM_DATA_DIR), OpenML with the client mocked, bad files.
+
+Tests on real files skip with the reason when the file is absent; `.ci/run` points
+PACEGGM_DATA_DIR at ../shared/datasets/raw when that folder exists, so CI runs them.
+"""
+
+import gzip
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from paceggm.bench.data import (
+    DatasetFileError, DatasetUnavailableError, clear_cache, dataset_statistics, get_config, load_dataset,
+)
+from paceggm.bench.data import sources
+from paceggm.bench.data.sources import find_raw_files, read_raw
+
+OFFLINE = ["adult", "seoul_bike", "life_expectancy", "parkinsons", "thyroid_ann", "ibm", "pol",
+           "breast_cancer", "bank32nh", "ailerons", "spambase", "communities_crime"]
+# Documented (n, d): the publication's where our rule reproduces it; see the yaml notes otherwise.
+DOCUMENTED_SHAPE = {"life_expectancy": (2728, 15), "ailerons": (13750, 41)}
+# SPEC issue 3: `paper` preprocessing matches the published statistics within 0.005 for these.
+REPRODUCED = ["adult", "seoul_bike", "thyroid_ann", "pol", "bank32nh", "spambase", "communities_crime"]
+
+
+def _data_dir() -> Path | None:
+    env = os.environ.get("PACEGGM_DATA_DIR")
+    return Path(env) if env else None
+
+
+def _require(name) -> Path:
+    data_dir = _data_dir()
+    if data_dir is None:
+        pytest.skip("PACEGGM_DATA_DIR is not set: no raw data directory to test against")
+    if find_raw_files(get_config(name), data_dir) is None:
+        pytest.skip(f"{name}: raw file {list(get_config(name).raw.files)} absent from {data_dir}")
+    return data_dir
+
+
+@pytest.fixture(autouse=True)
+def _fresh(monkeypatch, tmp_path):
+    clear_cache()
+    monkeypatch.setattr(sources, "cache_dir", lambda: tmp_path / "cache")  # never the repo's cache
+    monkeypatch.setenv("PACEGGM_OFFLINE", "1")
+    yield
+    clear_cache()
+
+
+@pytest.mark.parametrize("name", OFFLINE)
+def test_raw_file_loads_with_documented_shape(name):
+    data_dir = _require(name)
+    ds = load_dataset(name, data_dir=data_dir)
+    pub = get_config(name).published
+    assert ds.X.shape == DOCUMENTED_SHAPE.get(name, (pub.n, pub.d))
+    assert ds.source.startswith("file:")
+    assert np.all(np.isfinite(ds.X))
+    if ds.target is not None:
+        features, target = ds.features_and_target()
+        assert features.shape == (ds.n, ds.d - 1) and target.shape == (ds.n,)
+
+
+@pytest.mark.parametrize("name", REPRODUCED)
+def test_paper_preprocessing_reproduces_published_statistics(name):
+    ds = load_dataset(name, data_dir=_require(name))
+    pub = get_config(name).published
+    s = dataset_statistics(ds.X)
+    assert (s.n, s.d) == (pub.n, pub.d)
+    for key in ("mean_abs_r", "max_abs_r", "e_off"):
+        assert abs(getattr(s, key) - pub[key]) <= 0.005, key
+    assert abs(s.eff_rank - pub.eff_rank) <= 0.05 + 0.005  # published with one decimal
+    assert 1.0 < ds.max_abs < 2.0  # the published bound B = 1 does not hold after centring
+
+
+@pytest.mark.parametrize("name", ["adult", "pol", "bank32nh"])
+def test_strict_preprocessing_bound_holds_on_real_data(name):
+    data_dir = _require(name)
+    paper = load_dataset(name, data_dir=data_dir)
+    strict = load_dataset(name, preprocessing="strict", data_dir=data_dir)
+    assert strict.max_abs == pytest.approx(1.0) and np.abs(strict.X).max() <= 1.0
+    np.testing.assert_allclose(strict.X * paper.max_abs, paper.X, atol=1e-12)
+
+
+def test_plain_and_gzip_copies_give_the_same_matrix(tmp_path):
+    data_dir = _require("breast_cancer")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with gzip.open(data_dir / "breast_cancer.data.gz", "rb") as src, open(plain / "breast_cancer.data", "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    a = load_dataset("breast_cancer", data_dir=data_dir)
+    b = load_dataset("breast_cancer", data_dir=plain)
+    np.testing.assert_array_equal(a.X, b.X)
+    assert a.columns == b.columns
+
+
+def test_missing_file_without_network_says_where_to_put_it(tmp_path):
+    with pytest.raises(DatasetUnavailableError) as err:
+        load_dataset("spambase", data_dir=tmp_path)
+    msg = str(err.value)
+    assert "spambase.data.gz" in msg and str(tmp_path) in msg and "PACEGGM_DATA_DIR" in msg
+    assert "openml.org/d/44" in msg
+
+
+def test_missing_file_without_openml_copy(tmp_path):
+    with pytest.raises(DatasetUnavailableError, match="no OpenML copy is registered.*ibm.csv.gz"):
+        load_dataset("ibm", data_dir=tmp_path)
+
+
+def _small_csv_entry_dir(tmp_path, content: bytes, name="thyroid_ann.data.gz") -> Path:
+    d = tmp_path / "bad"
+    d.mkdir(exist_ok=True)
+    (d / name).write_bytes(content)
+    return d
+
+
+def test_truncated_gzip_names_the_file(tmp_path):
+    data_dir = _require("thyroid_ann")
+    blob = (data_dir / "thyroid_ann.data.gz").read_bytes()
+    bad = _small_csv_entry_dir(tmp_path, blob[: len(blob) // 2])
+    with pytest.raises(DatasetFileError, match=r"thyroid_ann\.data\.gz: corrupt or truncated"):
+        load_dataset("thyroid_ann", data_dir=bad)
+
+
+def test_garbage_gzip_names_the_file(tmp_path):
+    bad = _small_csv_entry_dir(tmp_path, b"\x1f\x8b\x08\x00garbage-not-deflate" * 10)
+    with pytest.raises(DatasetFileError, match=r"thyroid_ann\.data\.gz"):
+        load_dataset("thyroid_ann", data_dir=bad)
+
+
+def test_file_cut_at_a_line_boundary_is_caught_by_the_row_count(tmp_path):
+    data_dir = _require("thyroid_ann")
+    with gzip.open(data_dir / "thyroid_ann.data.gz", "rb") as fh:
+        lines = fh.read().splitlines(keepends=True)
+    bad = _small_csv_entry_dir(tmp_path, b"".join(lines[:1000]), name="thyroid_ann.data")
+    with pytest.raises(DatasetFileError, match=r"thyroid_ann\.data: 1000 data rows, expected 3772"):
+        load_dataset("thyroid_ann", data_dir=bad)
+
+
+def test_wrong_layout_is_named(tmp_path):
+    bad = _small_csv_entry_dir(tmp_path, b"1,2,3\n4,5,6\n", name="spambase.data")
+    with pytest.raises(DatasetFileError, match=r"spambase\.data: 3 columns, the registry \(spambase\) expects 58"):
+        load_dataset("spambase", data_dir=bad)
+
+
+# --------------------------------------------------------------------------- OpenML, client mocked
+
+class _FakeOpenMLDataset:
+    def __init__(self, frame):
+        self.frame = frame
+
+    def get_data(self, dataset_format="dataframe", **kwargs):
+        return self.frame, None, [False] * self.frame.shape[1], list(self.frame.columns)
+
+
+def _openml_like(frame: pd.DataFrame, names) -> pd.DataFrame:
+    """What OpenML serves: other column names, and the label as a nominal (category) column."""
+    frame = frame.copy()
+    frame.columns = names
+    frame[names[-1]] = frame[names[-1]].astype(int).astype(str).astype("category")
+    return frame
+
+
+def test_openml_path_gives_the_same_matrix_and_caches(monkeypatch, tmp_path):
+    import openml
+
+    data_dir = _require("spambase")
+    cfg = get_config("spambase")
+    raw = read_raw(cfg, find_raw_files(cfg, data_dir))
+    served = _openml_like(raw, [f"word_{i}" for i in range(57)] + ["class"])
+    calls = []
+
+    def fake_get_dataset(dataset_id, **kwargs):
+        calls.append(dataset_id)
+        return _FakeOpenMLDataset(served)
+
+    monkeypatch.delenv("PACEGGM_OFFLINE")
+    monkeypatch.setattr(openml.datasets, "get_dataset", fake_get_dataset)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    from_openml = load_dataset("spambase", data_dir=empty)
+    assert calls == [44] and from_openml.source.startswith("openml:44")
+    from_file = load_dataset("spambase", data_dir=data_dir)
+    np.testing.assert_array_equal(from_openml.X, from_file.X)
+    assert from_openml.columns == from_file.columns
+
+    # Second load in a fresh process (cache cleared): the parquet copy, no network call at all.
+    clear_cache()
+
+    def no_network(*args, **kwargs):
+        raise ConnectionError("network is down")
+
+    monkeypatch.setattr(openml.datasets, "get_dataset", no_network)
+    again = load_dataset("spambase", data_dir=empty)
+    np.testing.assert_array_equal(again.X, from_file.X)
+    assert calls == [44]
+
+
+def test_openml_failure_is_the_clear_error(monkeypatch, tmp_path):
+    import openml
+
+    def no_network(*args, **kwargs):
+        raise ConnectionError("Name or service not known")
+
+    monkeypatch.delenv("PACEGGM_OFFLINE")
+    monkeypatch.setattr(openml.datasets, "get_dataset", no_network)
+    with pytest.raises(DatasetUnavailableError, match=r"OpenML download of id 41144 failed.*not known"):
+        load_dataset("madeline", data_dir=tmp_path)
+
+
+def test_openml_only_data_set_with_mocked_client(monkeypatch, tmp_path):
+    import openml
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(50, 5)), columns=[f"V{i}" for i in range(5)])
+    frame["const"] = 1.0
+    frame["class"] = pd.Categorical(rng.integers(0, 2, 50).astype(str))
+    monkeypatch.delenv("PACEGGM_OFFLINE")
+    monkeypatch.setattr(openml.datasets, "get_dataset", lambda *a, **k: _FakeOpenMLDataset(frame))
+    ds = load_dataset("madeline", data_dir=tmp_path)
+    assert ds.columns == tuple(f"V{i}" for i in range(5))  # constant and class dropped
+
+
+def test_openml_column_count_mismatch_is_named(monkeypatch, tmp_path):
+    import openml
+
+    frame = pd.DataFrame(np.ones((3, 4)))
+    monkeypatch.delenv("PACEGGM_OFFLINE")
+    monkeypatch.setattr(openml.datasets, "get_dataset", lambda *a, **k: _FakeOpenMLDataset(frame))
+    with pytest.raises(DatasetFileError, match=r"OpenML 44 \(spambase\): 4 columns, the registry expects 58"):
+        load_dataset("spambase", data_dir=tmp_path)
+
+
+def test_corrupt_openml_cache_is_named(monkeypatch, tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "openml-44.parquet").write_bytes(b"not parquet")
+    with pytest.raises(DatasetFileError, match=r"openml-44\.parquet: corrupt cached OpenML copy"):
+        load_dataset("spambase", data_dir=tmp_path)
+
+
+def test_breast_cancer_from_openml_layout_is_the_file_minus_the_id(monkeypatch, tmp_path):
+    """OpenML 1510: features first, Class 1/2 last, no ID; the registry maps it onto the file's names."""
+    import openml
+
+    data_dir = _require("breast_cancer")
+    cfg = get_config("breast_cancer")
+    raw = read_raw(cfg, find_raw_files(cfg, data_dir))
+    served = raw.drop(columns=["id"])
+    served = served[[c for c in served.columns if c != "diagnosis"] + ["diagnosis"]]
+    served["diagnosis"] = pd.Categorical(served["diagnosis"].map({"B": "1", "M": "2"}))
+    served.columns = [f"V{i}" for i in range(1, 31)] + ["Class"]
+    monkeypatch.delenv("PACEGGM_OFFLINE")
+    monkeypatch.setattr(openml.datasets, "get_dataset", lambda *a, **k: _FakeOpenMLDataset(served))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.warns(UserWarning, match=r"lacks column\(s\) \['id'\]"):
+        from_openml = load_dataset("breast_cancer", data_dir=empty)
+    from_file = load_dataset("breast_cancer", data_dir=data_dir)
+    assert from_openml.d == 31 and "id" not in from_openml.columns
+    keep = [from_file.columns.index(c) for c in from_openml.columns]
+    np.testing.assert_allclose(from_openml.X, from_file.X[:, keep], atol=1e-12)

@@ -1,0 +1,98 @@
+"""The data-set registry (conf/dataset) and the public loading API that needs no file."""
+
+import numpy as np
+import pytest
+from hydra import compose, initialize_config_dir
+
+from paceggm.bench.data import (
+    DatasetUnavailableError, get_config, list_datasets, load_dataset, resolve_data_dir,
+)
+from paceggm.bench.data.registry import conf_dir, repo_root
+
+SPEC_KEYS = {"adult", "seoul_bike", "life_expectancy", "parkinsons", "thyroid_ann", "ibm", "pol",
+             "breast_cancer", "bank32nh", "ailerons", "spambase", "communities_crime",
+             "indian_pines", "madeline"}
+# SPEC §8 item 7: the eight regression data sets and their targets.
+REGRESSION_TARGETS = {"seoul_bike": "Rented Bike Count", "life_expectancy": "Life expectancy",
+                      "parkinsons": "motor_UPDRS", "pol": "label", "bank32nh": "class",
+                      "ailerons": "class", "communities_crime": "ViolentCrimesPerPop",
+                      "ibm": "MonthlyIncome"}
+
+
+def test_registry_lists_the_fourteen_and_the_embedded_default():
+    assert set(list_datasets()) == SPEC_KEYS | {"breast_cancer_sklearn"}
+
+
+@pytest.mark.parametrize("name", sorted(SPEC_KEYS))
+def test_every_entry_documents_source_columns_and_published_values(name):
+    cfg = get_config(name)
+    assert cfg.raw is not None or cfg.openml is not None
+    assert cfg.columns.keep is not None
+    pub = cfg.published
+    for key in ("n", "d", "mean_abs_r", "max_abs_r", "e_off", "eff_rank"):
+        assert pub[key] > 0
+    assert cfg.target == REGRESSION_TARGETS.get(name)
+
+
+def test_only_on_openml_entries_have_ids():
+    assert get_config("indian_pines").openml.id == 41972
+    assert get_config("madeline").openml.id == 41144
+    assert get_config("indian_pines").raw is None and get_config("madeline").raw is None
+
+
+def test_registry_composes_with_hydra():
+    with initialize_config_dir(config_dir=str(conf_dir()), version_base=None):
+        cfg = compose(config_name="paths/default", overrides=[])
+        assert "data_dir" in cfg.paths
+        for name in ("adult", "pol"):
+            ds = compose(config_name=f"dataset/{name}")
+            assert ds.dataset.name == name
+
+
+def test_unknown_name_lists_valid_names():
+    with pytest.raises(ValueError, match="unknown data set 'nope'.*adult.*spambase"):
+        load_dataset("nope")
+
+
+def test_unknown_preprocessing_is_refused():
+    with pytest.raises(ValueError, match="preprocessing must be one of"):
+        load_dataset("breast_cancer_sklearn", preprocessing="zscore")
+
+
+def test_data_dir_resolution_order(monkeypatch, tmp_path):
+    monkeypatch.delenv("PACEGGM_DATA_DIR", raising=False)
+    assert resolve_data_dir() == (repo_root() / "datasets" / "raw").resolve()
+    monkeypatch.setenv("PACEGGM_DATA_DIR", str(tmp_path / "env"))
+    assert resolve_data_dir() == (tmp_path / "env").resolve()
+    assert resolve_data_dir(tmp_path / "arg") == (tmp_path / "arg").resolve()
+
+
+def test_conf_dir_env_override(monkeypatch, tmp_path):
+    monkeypatch.setenv("PACEGGM_CONF_DIR", str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="PACEGGM_CONF_DIR"):
+        conf_dir()
+
+
+def test_embedded_default_works_without_file_or_network(monkeypatch, tmp_path):
+    monkeypatch.setenv("PACEGGM_OFFLINE", "1")
+    ds = load_dataset("breast_cancer_sklearn", data_dir=tmp_path)
+    assert ds.X.shape == (569, 30)
+    assert ds.target is None and ds.covariance is None
+    np.testing.assert_allclose(ds.X.mean(axis=0), 0.0, atol=1e-12)
+    with pytest.raises(ValueError, match="no regression target"):
+        ds.features_and_target()
+
+
+def test_loaded_arrays_are_read_only_and_cached():
+    a = load_dataset("breast_cancer_sklearn")
+    assert load_dataset("breast_cancer_sklearn") is a
+    with pytest.raises(ValueError):
+        a.X[0, 0] = 0.0
+
+
+@pytest.mark.parametrize("name", ["indian_pines", "madeline"])
+def test_openml_only_data_sets_fail_clearly_offline(name, monkeypatch, tmp_path):
+    monkeypatch.setenv("PACEGGM_OFFLINE", "1")
+    monkeypatch.setattr("paceggm.bench.data.sources.cache_dir", lambda: tmp_path / "cache")
+    with pytest.raises(DatasetUnavailableError, match=r"openml\.org/d/\d+.*datasets/README\.md"):
+        load_dataset(name, data_dir=tmp_path)
