@@ -44,8 +44,8 @@ def test_hyperparameter_grid_styles_are_distinct_and_mark_the_default():
 
 
 def test_default_variant_names_the_compared_parameter():
-    assert style.variant_style("paceggm", compared=("solver",)).label == "PACE-GGM, IPM"
-    assert style.variant_style("paceggm", compared=("use_components",)).label == "PACE-GGM, components on"
+    assert style.variant_style("paceggm", compared=("solver",)).label == "PACE-GGM (IPM)"
+    assert style.variant_style("paceggm", compared=("use_components",)).label == "PACE-GGM (components on)"
     assert style.variant_style("paceggm").label == "PACE-GGM"
     assert style.variant_style("ssp", compared=("solver",)).label == "SSP"
 
@@ -56,7 +56,7 @@ def test_unknown_method_gets_a_stable_fallback_and_sorts_last():
     assert style.variant_order(["brand_new", "diagonal", "ssp", "paceggm"]) == \
         ["paceggm", "ssp", "diagonal", "brand_new"]
     other = style.variant_style("paceggm[max_rounds=5]")
-    assert other.label == "PACE-GGM, max_rounds=5"
+    assert other.label == "PACE-GGM (max_rounds=5)"
 
 
 def test_register_method_is_seen_by_every_lookup(monkeypatch):

@@ -75,12 +75,12 @@ PACEGGM_DEFAULTS = {k: p.default for k, p in inspect.signature(PACEGGM).paramete
 #: Variants compared in the solver / components experiments, with their own look.
 SOLVER_LABELS = {"ipm": "IPM", "pgd0": "PGD init 0", "pgd1": "PGD init 1", "newton": "Newton"}
 VARIANTS: dict[str, MethodStyle] = {
-    "paceggm[solver=ipm]": MethodStyle("PACE-GGM, IPM", _OI["orange"], "D", "-.", 2),
-    "paceggm[solver=pgd0]": MethodStyle("PACE-GGM, PGD init 0", _OI["purple"], "v", "--", 3),
-    "paceggm[solver=pgd1]": MethodStyle("PACE-GGM, PGD init 1", _OI["sky"], "^", ":", 4),
-    "paceggm[solver=newton]": MethodStyle("PACE-GGM, Newton", _OI["green"], "s", (0, (5, 1)), 5),
+    "paceggm[solver=ipm]": MethodStyle("PACE-GGM (IPM)", _OI["orange"], "D", "-.", 2),
+    "paceggm[solver=pgd0]": MethodStyle("PACE-GGM (PGD init 0)", _OI["purple"], "v", "--", 3),
+    "paceggm[solver=pgd1]": MethodStyle("PACE-GGM (PGD init 1)", _OI["sky"], "^", ":", 4),
+    "paceggm[solver=newton]": MethodStyle("PACE-GGM (Newton)", _OI["green"], "s", (0, (5, 1)), 5),
     "paceggm[use_components=False]": MethodStyle(
-        "PACE-GGM, components off", _OI["black"], "x", "--", 6
+        "PACE-GGM (components off)", _OI["black"], "x", "--", 6
     ),
 }
 
@@ -177,7 +177,7 @@ def variant_style(variant: str, *, compared: tuple[str, ...] = ()) -> MethodStyl
         The harness's ``variant`` column.
     compared : tuple of str
         Parameters the figure compares (e.g. ``("solver",)``); the default
-        variant's label then names the default value ("PACE-GGM, IPM").
+        variant's label then names the default value ("PACE-GGM (IPM)").
     """
     method, params = parse_variant(variant)
     base = method_style(method)
@@ -185,15 +185,15 @@ def variant_style(variant: str, *, compared: tuple[str, ...] = ()) -> MethodStyl
         return VARIANTS[variant]
     if set(params) <= {"alpha", "beta"} and method.startswith("paceggm") and params:
         a, b = params.get("alpha", 0.3), params.get("beta", 0.5)
-        return replace(hyperparameter_style(a, b), label=f"{base.label}, {_params_text(params)}")
+        return replace(hyperparameter_style(a, b), label=f"{base.label} ({_params_text(params)})")
     if not params:
         defaults = [_PARAM_LABELS[c](PACEGGM_DEFAULTS[c]) for c in compared
                     if c in PACEGGM_DEFAULTS and c in _PARAM_LABELS]
         if defaults and method == "paceggm":
-            return replace(base, label=f"{base.label}, {', '.join(defaults)}")
+            return replace(base, label=f"{base.label} ({', '.join(defaults)})")
         return base
     fb = _fallback(variant, base.order + 500)
-    return replace(fb, label=f"{base.label}, {_params_text(params)}")
+    return replace(fb, label=f"{base.label} ({_params_text(params)})")
 
 
 
