@@ -177,3 +177,68 @@ def test_a_registered_method_shows_up_in_figures_and_tables(tmp_path, monkeypatc
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["PACE-GGM", "NewCov"]
     main = next(a for a in log.artifacts if a.name == "main_comparison")
     assert main.problems == [] and main.source == "main"
+
+
+def _one_panel(spread, **kw):
+    df = validate_results(synthetic_results("main", datasets=("adult",), rhos=(0.1, 1.0), trials=3,
+                                            fail_rate=0.0, missing_rate=0.0))
+    return df, plots.metric_grid(df, datasets=["adult"], variants=["ssp"], metrics=["frobenius"],
+                                 rhos=[0.1, 1.0], dims={"adult": 6}, spread=spread, **kw)
+
+
+@pytest.mark.parametrize("spread,lo,hi", [("minmax", "min", "max"), ("sd", "-sd", "+sd"),
+                                          ("sem", "-sem", "+sem")])
+def test_band_is_the_configured_spread_over_trials(spread, lo, hi):
+    df, fig = _one_panel(spread)
+    ax = fig.axes[0]
+    (band,) = ax.collections
+    ys = np.concatenate([p.vertices[:, 1] for p in band.get_paths()])
+    g = df[df["variant"] == "ssp"].groupby("rho")["frobenius"]
+    sd = g.std(ddof=1)
+    want = {"min": g.min(), "max": g.max(), "-sd": g.mean() - sd, "+sd": g.mean() + sd,
+            "-sem": g.mean() - sd / np.sqrt(3), "+sem": g.mean() + sd / np.sqrt(3)}
+    for key in (lo, hi):
+        for v in want[key]:
+            v = v if v > 0 else None  # a non-positive lower edge is clipped on the log axis
+            if v is not None:
+                assert np.isclose(ys, v, rtol=1e-12).any(), (key, v)
+
+
+def test_no_band_and_errorbars_for_regression():
+    _, fig = _one_panel("none")
+    assert len(fig.axes[0].collections) == 0
+    df = validate_results(synthetic_results("regression", datasets=("pol",), rhos=(0.1, 1.0), trials=3,
+                                            fail_rate=0.0, missing_rate=0.0))
+    fig = plots.metric_grid(df, datasets=["pol"], variants=["adassp", "paceggm_regression"], metrics=["mse"],
+                            rhos=[0.1, 1.0], dims={"pol": 27}, errorbars=True)
+    assert len(fig.axes[0].containers) == 2  # one ErrorbarContainer per method
+    assert fig.axes[0].get_yscale() == "log" and fig.axes[0].get_xscale() == "log"
+
+
+def test_column_width_wraps_panels_and_keeps_the_print_size():
+    df = validate_results(synthetic_results("main", datasets=("adult", "ibm", "spambase", "pol"),
+                                            rhos=(0.1, 1.0), trials=2))
+    fig = plots.metric_grid(df, datasets=["adult", "pol", "ibm", "spambase"], variants=["paceggm"],
+                            metrics=["mahalanobis", "frobenius"], rhos=[0.1, 1.0],
+                            dims={}, width=3.3)
+    assert fig.get_size_inches()[0] == pytest.approx(3.3)
+    visible = [ax for ax in fig.axes if ax.axison]
+    # at most 3 one-inch columns; 4 data sets balance into 2 blocks of 2 columns × 2 metrics
+    assert len(visible) == len(fig.axes) == 2 * 2 * 2
+    assert [ax.get_title() for ax in fig.axes if ax.get_title()] == ["adult", "pol", "ibm", "spambase"]
+    with pytest.raises(ValueError, match="width"):
+        FiguresConfig(width=0.5)
+
+
+def test_other_preprocessings_are_named_in_the_report(tmp_path):
+    runs = tmp_path / "runs"
+    (runs / "main").mkdir(parents=True)
+    both = pd.concat([synthetic_results("main", preprocessing=p, datasets=("adult",), rhos=(1.0,), trials=1)
+                      for p in ("paper", "strict")])
+    both.to_parquet(runs / "main" / "results.parquet")
+    log = build_all(runs, tmp_path / "figures", FiguresConfig(main_datasets=("adult",), formats=("png",)))
+    text = write_report(log).read_text(encoding="utf-8")
+    assert "preprocessing: paper (also present, not shown: strict; use --preprocessing)" in text
+    log = build_all(runs, tmp_path / "strict", FiguresConfig(main_datasets=("adult",), formats=("png",),
+                                                            preprocessing="strict"))
+    assert next(a for a in log.artifacts if a.name == "main_comparison").preprocessing == "strict"

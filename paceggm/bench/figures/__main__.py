@@ -41,11 +41,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--spread", choices=SPREADS, default=defaults.spread,
                    help="band around the mean over trials")
     p.add_argument("--formats", type=_names, default=defaults.formats)
+    p.add_argument("--width", type=float, default=defaults.width,
+                   help="figure width in inches at print size (7 = full width, 3.3 = one column)")
     args = p.parse_args(argv)
-    config = FiguresConfig(main_datasets=args.main_datasets, main_methods=args.main_methods,
-                           hyperparameter_datasets=args.hyperparameter_datasets,
-                           preprocessing=args.preprocessing, spread=args.spread,
-                           formats=args.formats)
+    try:
+        config = FiguresConfig(main_datasets=args.main_datasets, main_methods=args.main_methods,
+                               hyperparameter_datasets=args.hyperparameter_datasets,
+                               preprocessing=args.preprocessing, spread=args.spread,
+                               formats=args.formats, width=args.width)
+    except ValueError as exc:
+        p.error(str(exc))
     log = build_all(args.runs, args.out, config)
     report = write_report(log)
     for art in log.artifacts:

@@ -39,6 +39,7 @@ class Artifact:
     trials: int | None = None
     problems: list[CellProblem] = field(default_factory=list)
     skipped: str | None = None
+    other_preprocessings: list[str] = field(default_factory=list)  # present in the source, not shown
     absent: list[str] = field(default_factory=list)  # configured data sets without any row
     markdown: list[str] = field(default_factory=list)  # table bodies for the report
 
@@ -95,8 +96,9 @@ def _pick(tables_: dict, config: FiguresConfig, artifact: str, select) -> tuple[
     for exp in config.sources[artifact]:
         if exp not in tables_:
             continue
-        rows, prep = pick_preprocessing(select(tables_[exp]), config.preprocessing)
+        rows, prep, others = pick_preprocessing(select(tables_[exp]), config.preprocessing)
         if len(rows):
+            rows.attrs["other_preprocessings"] = others
             return rows, exp, prep
     return pd.DataFrame(), None, None
 
@@ -150,9 +152,11 @@ def _figure(log, config, tables_, *, name, title, description, artifact, select,
     rhos = sorted(rows["rho"].unique())
     fig = plots.metric_grid(rows, datasets=datasets, variants=variants, metrics=metrics, rhos=rhos,
                             dims=dims(rows), spread=config.spread, compared=compared,
-                            errorbars=errorbars, max_columns=config.max_columns, styles=styles)
+                            errorbars=errorbars, max_columns=config.max_columns, styles=styles,
+                            width=config.width)
     art.files = plots.save(fig, log.out, name, config.formats)
     art.source, art.preprocessing, art.trials = exp, prep, _trials(rows)
+    art.other_preprocessings = rows.attrs.get("other_preprocessings", [])
     art.problems = _problems(rows, datasets, grid_variants, rhos, metrics)
     return art, rows
 
@@ -168,6 +172,7 @@ def _tables(log, config, tables_, *, name, title, description, artifact, select,
         art.files += tables.write_table(t, log.out / "tables")
         art.markdown.append(f"*{t.caption}*\n\n" + tables.to_markdown(t))
     art.source, art.preprocessing, art.trials = exp, prep, _trials(rows)
+    art.other_preprocessings = rows.attrs.get("other_preprocessings", [])
     art.problems = _problems(rows, datasets_by_d(rows), style.variant_order(rows["variant"].unique()),
                              sorted(rows["rho"].unique()), metrics)
     return art

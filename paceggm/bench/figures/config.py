@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .style import FULL_WIDTH
+
 #: SPEC §8: the main text's five data sets (the hyperparameter experiment's five).
 MAIN_DATASETS = ("adult", "life_expectancy", "ibm", "bank32nh", "spambase")
 
@@ -51,6 +53,9 @@ class FiguresConfig:
         File formats of every figure.
     max_columns : int
         Data sets per row of panels before a figure wraps onto a new block.
+    width : float
+        Figure width in inches at print size (7.0: full text width of a two-column
+        paper; 3.3: one column, panels then wrap to fit about an inch each).
     sources : dict
         Artifact → experiments to read it from (first present wins).
     """
@@ -63,6 +68,7 @@ class FiguresConfig:
     spread: str = "minmax"
     formats: tuple[str, ...] = ("pdf", "png")
     max_columns: int = 7
+    width: float = FULL_WIDTH
     sources: dict = field(default_factory=lambda: dict(DEFAULT_SOURCES))
 
     def __post_init__(self):
@@ -71,6 +77,8 @@ class FiguresConfig:
         bad = [f for f in self.formats if f not in ("pdf", "png", "svg")]
         if bad or not self.formats:
             raise ValueError(f"formats must be a non-empty subset of pdf/png/svg, got {self.formats!r}")
+        if not 2.0 <= self.width <= 20.0:
+            raise ValueError(f"width must be between 2 and 20 inches, got {self.width}")
         if self.max_columns < 1:
             raise ValueError(f"max_columns must be >= 1, got {self.max_columns}")
         if not self.main_datasets:

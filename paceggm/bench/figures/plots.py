@@ -86,7 +86,8 @@ def metric_grid(df: pd.DataFrame, *, datasets: list[str], variants: list[str], m
     """
     styles = styles or {v: style.variant_style(v, compared=compared) for v in variants}
     variants = sorted(variants, key=lambda v: (styles[v].order, v))
-    # balanced blocks: 14 data sets at 7 columns → 7 + 7, 8 at 5 → 4 + 4
+    # about an inch per panel at least; balanced blocks: 14 data sets at 7 columns → 7 + 7
+    max_columns = max(1, min(max_columns, int(width // 1.0)))
     nblocks = -(-len(datasets) // max_columns)
     ncols = -(-len(datasets) // nblocks)
     blocks = [datasets[i:i + ncols] for i in range(0, len(datasets), ncols)]
@@ -158,7 +159,7 @@ def metric_grid(df: pd.DataFrame, *, datasets: list[str], variants: list[str], m
                    for v in variants if v in drawn]
         if handles:
             fig.legend(handles=handles, loc="outside upper center",
-                       ncols=min(len(handles), 5), frameon=False)
+                       ncols=min(len(handles), max(1, int(width // 1.4))), frameon=False)
     return fig
 
 

@@ -64,7 +64,9 @@ def render_report(log: BuildLog) -> str:
         if art.source:
             meta.append(f"source: `{art.source}`")
         if art.preprocessing:
-            meta.append(f"preprocessing: {art.preprocessing}")
+            meta.append(f"preprocessing: {art.preprocessing}"
+                        + (f" (also present, not shown: {', '.join(art.other_preprocessings)}; "
+                           f"use --preprocessing)" if art.other_preprocessings else ""))
         if art.trials:
             meta.append(f"up to {art.trials} trials per cell")
         if meta:

@@ -184,13 +184,16 @@ def select_variants(df: pd.DataFrame, *, methods=None, params: set[str] = frozen
     return df[mask.astype(bool)] if len(df) else df
 
 
-def pick_preprocessing(df: pd.DataFrame, preferred: str) -> tuple[pd.DataFrame, str]:
-    """Keep one preprocessing: ``preferred`` if present, else the only one there is."""
+def pick_preprocessing(df: pd.DataFrame, preferred: str) -> tuple[pd.DataFrame, str, list[str]]:
+    """Keep one preprocessing: ``preferred`` if present, else the first there is.
+
+    Returns the rows, the preprocessing kept and the ones left out (for the report).
+    """
     present = sorted(df["preprocessing"].unique())
     if not present:
-        return df, preferred
+        return df, preferred, []
     chosen = preferred if preferred in present else present[0]
-    return df[df["preprocessing"] == chosen], chosen
+    return df[df["preprocessing"] == chosen], chosen, [p for p in present if p != chosen]
 
 
 def datasets_by_d(df: pd.DataFrame, only=None) -> list[str]:
