@@ -38,6 +38,8 @@ def test_hyperparameter_grid_styles_are_distinct_and_mark_the_default():
     grid = [style.hyperparameter_style(a, b) for a in (0.1, 0.3, 0.5) for b in (0.1, 0.3, 0.5)]
     assert len({(s.color, s.marker, s.linestyle) for s in grid}) == 9
     assert len({(s.marker, s.linestyle) for s in grid}) == 3  # β by marker and line, α by colour
+    ref = style.variant_style("ssp")  # the figure's reference must not look like a grid pair
+    assert all(s.marker != ref.marker and s.linestyle != ref.linestyle for s in grid)
     assert style.hyperparameter_style(0.3, 0.5).label.endswith("(default)")
     assert "default" not in style.hyperparameter_style(0.1, 0.5).label
     assert style.variant_style("paceggm[alpha=0.1,beta=0.5]").color == style.hyperparameter_style(0.1, 0.5).color

@@ -199,7 +199,8 @@ def variant_style(variant: str, *, compared: tuple[str, ...] = ()) -> MethodStyl
 
 #: α values → colour (light to dark), β values → marker and line style.
 _ALPHA_COLORS = {0.1: "#FDB863", 0.3: "#E66101", 0.5: "#5E3C99"}
-_BETA_LOOK = {0.1: ("v", ":"), 0.3: ("o", "-"), 0.5: ("s", "--")}
+# markers/lines unlike SSP's (the figure's reference), so grayscale stays unambiguous
+_BETA_LOOK = {0.1: ("v", ":"), 0.3: ("o", "-"), 0.5: ("h", (0, (4, 1, 1, 1)))}
 
 
 def hyperparameter_style(alpha: float, beta: float) -> MethodStyle:
