@@ -59,9 +59,9 @@ class BuildLog:
 
 
 def _is_regression(df: pd.DataFrame) -> pd.Series:
-    methods = df["variant"].map(lambda v: style.parse_variant(v)[0])
-    has_mse = df.groupby("variant")["mse"].transform(lambda s: np.isfinite(s).any())
-    return methods.isin(REGRESSION_METHODS) | has_mse.astype(bool)
+    """Rows of regression methods: known ones, and any method with a finite MSE somewhere."""
+    has_mse = df.groupby("method")["mse"].transform(lambda s: np.isfinite(s).any())
+    return df["method"].isin(REGRESSION_METHODS) | has_mse.astype(bool)
 
 
 def _covariance_rows(df):
@@ -88,7 +88,11 @@ def _hp_styles(rows: pd.DataFrame) -> dict[str, style.MethodStyle]:
 
 
 def _only(df, datasets):
-    return df[df["dataset"].isin(datasets)] if datasets else df
+    """Rows of the configured data sets; all rows when none of them is there (e.g. ``quick``)."""
+    if not datasets:
+        return df
+    sub = df[df["dataset"].isin(datasets)]
+    return sub if len(sub) else df
 
 
 def _pick(tables_: dict, config: FiguresConfig, artifact: str, select) -> tuple[pd.DataFrame, str | None, str | None]:
