@@ -33,4 +33,4 @@ clean:
 # --- figures stage (issue 5): every figure/table of SPEC §8 + figures/REPORT.md from runs/*/results.parquet
 .PHONY: figures
 figures: install
-	MPLBACKEND=Agg $(PY) -m paceggm.bench.figures --runs runs --out figures
+	$(PY) -m paceggm.bench.figures --runs runs --out figures
