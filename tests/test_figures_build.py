@@ -242,3 +242,18 @@ def test_other_preprocessings_are_named_in_the_report(tmp_path):
     log = build_all(runs, tmp_path / "strict", FiguresConfig(main_datasets=("adult",), formats=("png",),
                                                             preprocessing="strict"))
     assert next(a for a in log.artifacts if a.name == "main_comparison").preprocessing == "strict"
+
+
+def test_zero_values_stay_visible():
+    # a solver time of 0 (no solver call) must not silently vanish from a log axis
+    df = synthetic_results("solver", datasets=("adult",), rhos=(0.1, 1.0), trials=2, fail_rate=0.0,
+                           missing_rate=0.0)
+    df.loc[df["rho"] == 0.1, "solve_time"] = 0.0
+    v = validate_results(df)
+    fig = plots.metric_grid(v, datasets=["adult"], variants=["paceggm"], metrics=["solve_time"],
+                            rhos=[0.1, 1.0], dims={"adult": 6}, compared=("solver",))
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "symlog"
+    assert np.asarray(ax.get_lines()[0].get_ydata(), dtype=float)[0] == 0.0
+    with pytest.raises(ValueError, match="at least one data set"):
+        plots.metric_grid(v, datasets=[], variants=["paceggm"], metrics=["solve_time"], rhos=[0.1], dims={})

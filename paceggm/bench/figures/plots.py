@@ -67,6 +67,13 @@ def _decade_ylim(ax) -> None:
     ax.yaxis.set_minor_formatter(NullFormatter())
 
 
+def _linthresh(stats: pd.DataFrame, dataset: str) -> float:
+    """Linear range of a symlog axis: the panel's smallest positive mean (or 1e-3)."""
+    means = stats.xs(dataset, level="dataset")["mean"].to_numpy()
+    positive = means[np.isfinite(means) & (means > 0)]
+    return float(positive.min()) if len(positive) else 1e-3
+
+
 def _new_figure(width: float, height: float) -> Figure:
     fig = Figure(figsize=(width, height), layout="constrained")
     FigureCanvasAgg(fig)
@@ -84,6 +91,8 @@ def metric_grid(df: pd.DataFrame, *, datasets: list[str], variants: list[str], m
     blocks of ``len(metrics)`` rows. ``errorbars=True`` draws mean ± standard
     error as error bars instead of a band (the regression figure).
     """
+    if not datasets or not metrics or not rhos:
+        raise ValueError("metric_grid needs at least one data set, one metric and one rho")
     styles = styles or {v: style.variant_style(v, compared=compared) for v in variants}
     variants = sorted(variants, key=lambda v: (styles[v].order, v))
     # about an inch per panel at least; balanced blocks: 14 data sets at 7 columns → 7 + 7
@@ -107,7 +116,7 @@ def metric_grid(df: pd.DataFrame, *, datasets: list[str], variants: list[str], m
                         ax.set_axis_off()
                         continue
                     ds = block[c]
-                    has_data = False
+                    has_data, smallest = False, np.inf
                     for v in variants:
                         key = (ds, v)
                         s = stats[metric]
@@ -119,6 +128,7 @@ def metric_grid(df: pd.DataFrame, *, datasets: list[str], variants: list[str], m
                         if not np.isfinite(sub["mean"]).any():
                             continue
                         has_data = True
+                        smallest = min(smallest, np.nanmin(sub["mean"]))
                         drawn.add(v)
                         st = styles[v]
                         x = grid.to_numpy()
@@ -138,9 +148,13 @@ def metric_grid(df: pd.DataFrame, *, datasets: list[str], variants: list[str], m
                                                 zorder=2)
                     ax.set_xscale("log")
                     _decade_xticks(ax, grid.to_numpy(), step=2 if width / ncols >= 1.2 else 3)
-                    if has_data:
+                    if has_data and smallest > 0:
                         ax.set_yscale("log")
                         _decade_ylim(ax)
+                    elif has_data:
+                        # a zero (e.g. no solver call when nothing off-diagonal was measured)
+                        # would vanish on a log axis: keep it visible on a symmetric-log one
+                        ax.set_yscale("symlog", linthresh=_linthresh(stats[metric], ds))
                     else:
                         ax.text(0.5, 0.5, "no data", transform=ax.transAxes, ha="center",
                                 va="center", color="0.4")
