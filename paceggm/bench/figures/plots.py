@@ -101,6 +101,8 @@ def metric_grid(df: pd.DataFrame, *, datasets: list[str], variants: list[str], m
     ncols = -(-len(datasets) // nblocks)
     blocks = [datasets[i:i + ncols] for i in range(0, len(datasets), ncols)]
     nrows = len(blocks) * len(metrics)
+    # few panels: don't stretch them over the full width (at most ~2.2 in each, at least a column)
+    width = min(width, max(style.COLUMN_WIDTH, 2.2 * ncols))
     with mpl.rc_context(style.RC):
         fig = _new_figure(width, PANEL_HEIGHT * nrows + 0.45)
         axes = np.atleast_2d(fig.subplots(nrows, ncols, squeeze=False))
