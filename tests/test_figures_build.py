@@ -145,6 +145,7 @@ def test_missing_and_failed_cells_are_gaps_not_interpolated(tmp_path):
     report = write_report(log).read_text(encoding="utf-8")
     assert "| adult | PACE-GGM | 1 | failed | 0 of 3 trials ok; failed: trials 0–2 (RuntimeError: x) |" in report
     assert "| adult | PACE-GGM | 0.1 | missing | no result row |" in report
+    assert "`main` (45 trials: 42 ok, 3 failed)" in report  # 4 methods × 4 ρ × 3 trials − 3 dropped
 
     v = validate_results(df)
     fig = plots.metric_grid(v, datasets=["adult"], variants=["paceggm", "ssp"], metrics=["frobenius"],

@@ -51,7 +51,7 @@ class BuildLog:
     out: Path
     artifacts: list[Artifact] = field(default_factory=list)
     unreadable: dict[str, str] = field(default_factory=dict)
-    experiments: dict[str, int] = field(default_factory=dict)  # name → rows
+    experiments: dict[str, tuple[int, int]] = field(default_factory=dict)  # name → (rows, ok rows)
 
     @property
     def files(self) -> list[Path]:
@@ -193,7 +193,7 @@ def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = 
     out.mkdir(parents=True, exist_ok=True)
     tables_, unreadable = load_results(runs)
     log = BuildLog(out=out, unreadable=unreadable,
-                   experiments={k: len(v) for k, v in tables_.items()})
+                   experiments={k: (len(v), int((v["status"] == "ok").sum())) for k, v in tables_.items()})
     spread = plots.spread_caption(config.spread)
 
     main_methods = set(config.main_methods)

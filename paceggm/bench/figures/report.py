@@ -48,7 +48,8 @@ def render_report(log: BuildLog) -> str:
              ""]
     if log.experiments:
         lines.append("Results tables read: " + ", ".join(
-            f"`{k}` ({n} rows)" for k, n in sorted(log.experiments.items())) + ".")
+            f"`{k}` ({n} trials: {ok} ok, {n - ok} failed)"
+            for k, (n, ok) in sorted(log.experiments.items())) + ".")
     else:
         lines.append("No results table was found: nothing could be built.")
     lines.append("")
