@@ -133,7 +133,8 @@ def _trials(df) -> int | None:
 
 
 def _figure(log, config, tables_, *, name, title, description, artifact, select, metrics,
-            datasets=None, expected_variants=None, compared=(), errorbars=False, styles=None):
+            datasets=None, expected_variants=None, compared=(), errorbars=False, styles=None,
+            spread=None):
     art = Artifact(name, "figure", title, description if isinstance(description, str) else "")
     log.artifacts.append(art)
     rows, exp, prep = _pick(tables_, config, artifact, select)
@@ -155,7 +156,7 @@ def _figure(log, config, tables_, *, name, title, description, artifact, select,
     grid_variants = style.variant_order(set(variants) | set(expected_variants or ()), compared=compared)
     rhos = sorted(rows["rho"].unique())
     fig = plots.metric_grid(rows, datasets=datasets, variants=variants, metrics=metrics, rhos=rhos,
-                            dims=dims(rows), spread=config.spread, compared=compared,
+                            dims=dims(rows), spread=spread or config.spread, compared=compared,
                             errorbars=errorbars, max_columns=config.max_columns, styles=styles,
                             width=config.width)
     art.files = plots.save(fig, log.out, name, config.formats)
@@ -235,9 +236,10 @@ def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = 
     _figure(log, config, tables_, name="hyperparameters", artifact="hyperparameters",
             title="Hyperparameters α (diagonal share) and β (selection share)",
             description=f"Both errors vs ρ for every (α, β) in the grid (colour: α, marker and "
-                        f"line: β) with {style.variant_style(ref).label} as reference; {spread}.",
+                        f"line: β) with {style.variant_style(ref).label} as reference; "
+                        f"{plots.spread_caption('none')} (ten overlapping bands would hide the lines).",
             select=hp_select, metrics=ERRORS, datasets=hp_datasets,
-            styles=_hp_styles(hp_rows) if hp_exp else None)
+            styles=_hp_styles(hp_rows) if hp_exp else None, spread="none")
     _figure(log, config, tables_, name="regression", artifact="regression",
             title="Linear regression",
             description=lambda labels: f"Test MSE vs ρ of {_enumerate(labels)} (linear regression; "
