@@ -1,0 +1,11 @@
+"""The figures stage: every figure, table and the report of SPEC §8, built only from
+the harness's tidy results tables (``runs/<experiment>/results.parquet``).
+
+Entry point: ``python -m paceggm.bench.figures --runs runs --out figures``.
+Styling (method names, colours, markers, order) lives in :mod:`.style` only.
+"""
+
+from .build import BuildLog, build_all
+from .config import FiguresConfig
+
+__all__ = ["BuildLog", "FiguresConfig", "build_all"]

@@ -1,0 +1,70 @@
+"""``python -m paceggm.bench.figures --runs runs --out figures``.
+
+Builds every figure and table it has results for, writes ``<out>/REPORT.md``
+and prints what it wrote and what it skipped (with why). Exit status 1 when a
+results table exists but cannot be read; skipping for lack of data is not an error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")  # headless; plots only use the Agg canvas anyway
+
+from .build import build_all  # noqa: E402
+from .config import SPREADS, FiguresConfig  # noqa: E402
+from .report import write_report  # noqa: E402
+
+
+def _names(text: str) -> tuple[str, ...]:
+    names = tuple(x.strip() for x in text.split(",") if x.strip())
+    if not names:
+        raise argparse.ArgumentTypeError("expected a comma-separated list of names")
+    return names
+
+
+def main(argv: list[str] | None = None) -> int:
+    defaults = FiguresConfig()
+    p = argparse.ArgumentParser(prog="python -m paceggm.bench.figures", description=__doc__.split("\n")[0])
+    p.add_argument("--runs", default="runs", help="results store: runs/<experiment>/results.parquet")
+    p.add_argument("--out", default="figures", help="output directory (tables go to <out>/tables)")
+    p.add_argument("--main-datasets", type=_names, default=defaults.main_datasets,
+                   help="comma-separated data sets of the main-text figure")
+    p.add_argument("--main-methods", type=_names, default=defaults.main_methods,
+                   help="comma-separated methods of the main-text figure")
+    p.add_argument("--hyperparameter-datasets", type=_names, default=defaults.hyperparameter_datasets)
+    p.add_argument("--preprocessing", default=defaults.preprocessing,
+                   help="preprocessing shown when a table holds several")
+    p.add_argument("--spread", choices=SPREADS, default=defaults.spread,
+                   help="band around the mean over trials")
+    p.add_argument("--formats", type=_names, default=defaults.formats)
+    p.add_argument("--width", type=float, default=defaults.width,
+                   help="figure width in inches at print size (7 = full width, 3.3 = one column)")
+    args = p.parse_args(argv)
+    try:
+        config = FiguresConfig(main_datasets=args.main_datasets, main_methods=args.main_methods,
+                               hyperparameter_datasets=args.hyperparameter_datasets,
+                               preprocessing=args.preprocessing, spread=args.spread,
+                               formats=args.formats, width=args.width)
+    except ValueError as exc:
+        p.error(str(exc))
+    log = build_all(args.runs, args.out, config)
+    report = write_report(log)
+    for art in log.artifacts:
+        if art.skipped:
+            print(f"skipped {art.name}: {art.skipped}")
+        else:
+            gaps = f", {len(art.problems)} incomplete cells" if art.problems else ""
+            print(f"built   {art.name} from {art.source}{gaps}: "
+                  + " ".join(str(f) for f in art.files))
+    for name, why in sorted(log.unreadable.items()):
+        print(f"ERROR   {name}: {why}", file=sys.stderr)
+    print(f"report  {report}")
+    return 1 if log.unreadable else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,285 @@
+"""Build every figure and table of SPEC §8 that the results store has data for.
+
+Each artifact names the experiments it can be read from (``FiguresConfig.sources``,
+dedicated experiment first, ``quick`` last) and the rows it needs (methods and
+which non-default parameters its variants may have). The first experiment with
+such rows is used; an artifact with none is skipped with the reason, and every
+cell of an artifact's grid without an ok trial is recorded for the report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import plots, style, tables
+from .config import FiguresConfig
+from .results import (CellProblem, cell_problems, datasets_by_d, dims, load_results,
+                      pick_preprocessing, select_variants)
+
+#: Methods whose result is a regression MSE rather than a covariance.
+REGRESSION_METHODS = ("adassp", "paceggm_regression")
+ERRORS = ["mahalanobis", "frobenius"]
+
+
+@dataclass
+class Artifact:
+    """One figure or table (group) and what happened when building it."""
+
+    name: str
+    kind: str  # "figure" | "table"
+    title: str
+    description: str
+    files: list[Path] = field(default_factory=list)
+    source: str | None = None
+    preprocessing: str | None = None
+    trials: int | None = None
+    problems: list[CellProblem] = field(default_factory=list)
+    skipped: str | None = None
+    other_preprocessings: list[str] = field(default_factory=list)  # present in the source, not shown
+    absent: list[str] = field(default_factory=list)  # configured data sets without any row
+    markdown: list[str] = field(default_factory=list)  # table bodies for the report
+
+
+@dataclass
+class BuildLog:
+    """Everything :func:`build_all` produced, skipped or could not read."""
+
+    out: Path
+    artifacts: list[Artifact] = field(default_factory=list)
+    unreadable: dict[str, str] = field(default_factory=dict)
+    experiments: dict[str, tuple[int, int]] = field(default_factory=dict)  # name → (rows, ok rows)
+
+    @property
+    def files(self) -> list[Path]:
+        return [f for a in self.artifacts for f in a.files]
+
+
+def _is_regression(df: pd.DataFrame) -> pd.Series:
+    """Rows of regression methods: known ones, and any method with a finite MSE somewhere."""
+    has_mse = df.groupby("method")["mse"].transform(lambda s: np.isfinite(s).any())
+    return df["method"].isin(REGRESSION_METHODS) | has_mse.astype(bool)
+
+
+def _covariance_rows(df):
+    return df[~_is_regression(df)] if len(df) else df
+
+
+def _regression_rows(df):
+    return df[_is_regression(df)] if len(df) else df
+
+
+def _enumerate(labels: list[str]) -> str:
+    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+
+
+def _hp_styles(rows: pd.DataFrame) -> dict[str, style.MethodStyle]:
+    """(α, β) variants styled by their grid position (the default pair included)."""
+    styles = {v: style.variant_style(v) for v in rows["variant"].unique()}
+    for v, g in rows[rows["method"] == "paceggm"].groupby("variant"):
+        a, b = g["alpha"].dropna(), g["beta"].dropna()
+        styles[v] = style.hyperparameter_style(
+            float(a.iloc[0]) if len(a) else style.PACEGGM_DEFAULTS["alpha"],
+            float(b.iloc[0]) if len(b) else style.PACEGGM_DEFAULTS["beta"])
+    return styles
+
+
+def _only(df, datasets):
+    """Rows of the configured data sets; all rows when none of them is there (e.g. ``quick``)."""
+    if not datasets:
+        return df
+    sub = df[df["dataset"].isin(datasets)]
+    return sub if len(sub) else df
+
+
+def _pick(tables_: dict, config: FiguresConfig, artifact: str, select) -> tuple[pd.DataFrame, str | None, str | None]:
+    """First source experiment with rows for ``artifact`` (after ``select``)."""
+    for exp in config.sources[artifact]:
+        if exp not in tables_:
+            continue
+        rows, prep, others = pick_preprocessing(select(tables_[exp]), config.preprocessing)
+        if len(rows):
+            rows.attrs["other_preprocessings"] = others
+            return rows, exp, prep
+    return pd.DataFrame(), None, None
+
+
+def _skip_reason(config, artifact, tables_) -> str:
+    tried = config.sources[artifact]
+    present = [e for e in tried if e in tables_]
+    if not present:
+        return f"no results table for {', '.join(tried)} (runs/<experiment>/results.parquet)"
+    return f"no rows for this artifact in {', '.join(present)}"
+
+
+def _problems(df, datasets, variants, rhos, metrics) -> list[CellProblem]:
+    seen, out = set(), []
+    for m in metrics:
+        for p in cell_problems(df, datasets=datasets, variants=variants, rhos=rhos, metric=m):
+            k = (p.dataset, p.variant, p.rho)
+            if k not in seen:
+                seen.add(k)
+                out.append(p)
+    return out
+
+
+def _trials(df) -> int | None:
+    if not len(df):
+        return None
+    return int(df.groupby(["dataset", "variant", "rho"])["trial"].nunique().max())
+
+
+def _figure(log, config, tables_, *, name, title, description, artifact, select, metrics,
+            datasets=None, expected_variants=None, compared=(), errorbars=False, styles=None,
+            spread=None):
+    art = Artifact(name, "figure", title, description if isinstance(description, str) else "")
+    log.artifacts.append(art)
+    rows, exp, prep = _pick(tables_, config, artifact, select)
+    if exp is None:
+        art.skipped = _skip_reason(config, artifact, tables_)
+        return art, rows
+    if callable(description):  # worded after what the results hold
+        art.description = description(
+            [style.variant_style(v, compared=compared).label
+             for v in style.variant_order(rows["variant"].unique(), compared=compared)])
+    present = datasets_by_d(rows)
+    if datasets is not None:
+        # configured data sets the source does not hold are listed, not drawn as empty panels
+        art.absent = [x for x in datasets if x not in present]
+        datasets = datasets_by_d(rows, only=datasets) or present
+    else:
+        datasets = present
+    variants = style.variant_order(rows["variant"].unique(), compared=compared)
+    grid_variants = style.variant_order(set(variants) | set(expected_variants or ()), compared=compared)
+    rhos = sorted(rows["rho"].unique())
+    fig = plots.metric_grid(rows, datasets=datasets, variants=variants, metrics=metrics, rhos=rhos,
+                            dims=dims(rows), spread=spread or config.spread, compared=compared,
+                            errorbars=errorbars, max_columns=config.max_columns, styles=styles,
+                            width=config.width)
+    art.files = plots.save(fig, log.out, name, config.formats)
+    art.source, art.preprocessing, art.trials = exp, prep, _trials(rows)
+    art.other_preprocessings = rows.attrs.get("other_preprocessings", [])
+    art.problems = _problems(rows, datasets, grid_variants, rhos, metrics)
+    return art, rows
+
+
+def _tables(log, config, tables_, *, name, title, description, artifact, select, make, metrics):
+    art = Artifact(name, "table", title, description)
+    log.artifacts.append(art)
+    rows, exp, prep = _pick(tables_, config, artifact, select)
+    if exp is None:
+        art.skipped = _skip_reason(config, artifact, tables_)
+        return art
+    for t in make(rows):
+        art.files += tables.write_table(t, log.out / "tables")
+        art.markdown.append(f"*{t.caption}*\n\n" + tables.to_markdown(t))
+    art.source, art.preprocessing, art.trials = exp, prep, _trials(rows)
+    art.other_preprocessings = rows.attrs.get("other_preprocessings", [])
+    art.problems = _problems(rows, datasets_by_d(rows), style.variant_order(rows["variant"].unique()),
+                             sorted(rows["rho"].unique()), metrics)
+    return art
+
+
+def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = None) -> BuildLog:
+    """Build every artifact it can from ``runs/*/results.parquet`` into ``out``.
+
+    Returns the :class:`BuildLog`; :func:`report.write_report` turns it into
+    ``out/REPORT.md``.
+    """
+    config = config or FiguresConfig()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    tables_, unreadable = load_results(runs)
+    log = BuildLog(out=out, unreadable=unreadable,
+                   experiments={k: (len(v), int((v["status"] == "ok").sum())) for k, v in tables_.items()})
+    spread = plots.spread_caption(config.spread)
+
+    main_methods = set(config.main_methods)
+    _figure(log, config, tables_, name="main_comparison", artifact="main_comparison",
+            title="Main comparison (main-text data sets)",
+            description=f"Mahalanobis (top) and Frobenius (bottom) error vs ρ of "
+                        f"{', '.join(style.method_style(m).label for m in config.main_methods)} on the "
+                        f"main text's data sets, ordered by d; {spread}.",
+            select=lambda df: select_variants(_covariance_rows(df), methods=main_methods),
+            metrics=ERRORS, datasets=list(config.main_datasets),
+            expected_variants=config.main_methods)
+    _figure(log, config, tables_, name="main_comparison_all", artifact="main_comparison_all",
+            title="Main comparison (all data sets, with the diagonal baseline)",
+            description=lambda labels: f"Both errors vs ρ of every method run with default parameters "
+                                       f"({_enumerate(labels)}) on every data set, ordered by d; {spread}.",
+            select=lambda df: select_variants(_covariance_rows(df)),
+            metrics=ERRORS)
+    _figure(log, config, tables_, name="solver_ipm_vs_pgd", artifact="solver",
+            title="Solver: IPM-Cholesky vs projected gradient descent",
+            description=lambda labels: f"Both errors and the total solver time per trial vs ρ for "
+                                       f"{_enumerate(labels)}; {spread}.",
+            select=lambda df: select_variants(df, methods={"paceggm"}, params={"solver"}),
+            metrics=ERRORS + ["solve_time"], compared=("solver",))
+    _figure(log, config, tables_, name="components", artifact="components",
+            title="Connected components on vs off",
+            description=lambda labels: f"Both errors (which should coincide) and the solver time per "
+                                       f"trial vs ρ for {_enumerate(labels)}; {spread}.",
+            select=lambda df: select_variants(df, methods={"paceggm"}, params={"use_components"}),
+            metrics=ERRORS + ["solve_time"], compared=("use_components",))
+
+    ref = config.hyperparameter_reference
+    hp_datasets = list(config.hyperparameter_datasets) if config.hyperparameter_datasets else None
+
+    def hp_select(df):
+        pace = select_variants(df, methods={"paceggm"}, params={"alpha", "beta"})
+        return _only(pd.concat([pace, df[df["variant"] == ref]]), hp_datasets)
+
+    hp_rows, hp_exp, _ = _pick(tables_, config, "hyperparameters", hp_select)
+    _figure(log, config, tables_, name="hyperparameters", artifact="hyperparameters",
+            title="Hyperparameters α (diagonal share) and β (selection share)",
+            description=f"Both errors vs ρ for every (α, β) in the grid (colour: α, marker and "
+                        f"line: β) with {style.variant_style(ref).label} as reference; "
+                        f"{plots.spread_caption('none')} (ten overlapping bands would hide the lines).",
+            select=hp_select, metrics=ERRORS, datasets=hp_datasets,
+            styles=_hp_styles(hp_rows) if hp_exp else None, spread="none")
+    _figure(log, config, tables_, name="regression", artifact="regression",
+            title="Linear regression",
+            description=lambda labels: f"Test MSE vs ρ of {_enumerate(labels)} (linear regression; "
+                                       f"PACE-GGM's from its covariance of [X, y]); points: mean over "
+                                       f"trials, bars: ±1 standard error.",
+            select=_regression_rows, metrics=["mse"], errorbars=True)
+
+    _tables(log, config, tables_, name="measurements", artifact="measurements",
+            title="Measured entries",
+            description="Mean number of covariance entries PACE-GGM measures per trial, written "
+                        "d + off-diagonal, per data set and ρ (as in the publication).",
+            select=lambda df: select_variants(df, methods={"paceggm"}),
+            make=lambda rows: [tables.measurements_table(rows)], metrics=["n_measured_offdiag"])
+    _tables(log, config, tables_, name="runtime", artifact="runtime",
+            title="Runtime",
+            description="Total time per trial (whole fit), mean ± standard error over trials, "
+                        "per data set and ρ.",
+            select=lambda df: select_variants(_covariance_rows(df)),
+            make=lambda rows: [tables.runtime_table(rows)], metrics=["wall_time"])
+
+    def hp_tables(rows):
+        best, wins = tables.best_hyperparameters(rows)
+        return [*best, wins]
+    _tables(log, config, tables_, name="hyperparameters_tables", artifact="hyperparameters",
+            title="Best (α, β)",
+            description="The (α, β) pair with the smallest mean error per data set and ρ, for each "
+                        "metric, and how many (data set, ρ) cells each pair wins.",
+            select=lambda df: _only(select_variants(df, methods={"paceggm"}, params={"alpha", "beta"}),
+                                    hp_datasets),
+            make=hp_tables, metrics=ERRORS)
+
+    ds_md = out / "tables" / "datasets.md"
+    art = Artifact("datasets", "table", "Data sets",
+                   "The data sets with n, d and the statistics of SPEC §6, as computed by the "
+                   "data stage next to the publication's values.")
+    if ds_md.is_file():
+        art.files = [p for p in (ds_md, ds_md.with_suffix(".tex")) if p.is_file()]
+        art.markdown = [ds_md.read_text(encoding="utf-8")]
+        art.source = "data stage"
+    else:
+        art.skipped = f"{ds_md} not found (written by the data stage)"
+    log.artifacts.append(art)
+    return log

@@ -1,0 +1,88 @@
+"""What the figures stage draws: data-set choices, sources and summary statistics.
+
+Every choice the publication leaves to us is a field here (and a flag of the
+command line), not a constant buried in plotting code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .style import FULL_WIDTH
+
+#: SPEC §8: the main text's five data sets (the hyperparameter experiment's five).
+MAIN_DATASETS = ("adult", "life_expectancy", "ibm", "bank32nh", "spambase")
+
+#: Artifact → experiments to read it from, first found wins. ``quick`` holds a
+#: reduced version of every experiment, so it is the fallback everywhere.
+DEFAULT_SOURCES = {
+    "main_comparison": ("main", "quick"),
+    "main_comparison_all": ("main", "quick"),
+    "solver": ("solver", "quick"),
+    "components": ("components", "quick"),
+    "hyperparameters": ("hyperparameters", "quick"),
+    "regression": ("regression", "quick"),
+    "measurements": ("measurements", "main", "quick"),
+    "runtime": ("runtime", "quick"),
+}
+
+SPREADS = ("minmax", "sd", "sem", "none")
+
+
+@dataclass(frozen=True)
+class FiguresConfig:
+    """Parameters of the figures stage.
+
+    Parameters
+    ----------
+    main_datasets : tuple of str
+        Data sets of the main-text comparison figure (drawn ordered by ``d``).
+    main_methods : tuple of str
+        Methods of the main-text figure; the all-data-set figure shows every
+        method of the experiment that runs with default parameters.
+    hyperparameter_datasets : tuple of str or None
+        Data sets of the (α, β) figure and tables; ``None`` = all present.
+    hyperparameter_reference : str
+        Variant drawn as reference in the (α, β) figure.
+    preprocessing : str
+        Preprocessing to show when a results table holds several.
+    spread : {"minmax", "sd", "sem", "none"}
+        Band around the mean over trials: min–max, ±1 standard deviation,
+        ±1 standard error, or none.
+    formats : tuple of str
+        File formats of every figure.
+    max_columns : int
+        Data sets per row of panels before a figure wraps onto a new block.
+    width : float
+        Figure width in inches at print size (7.0: full text width of a two-column
+        paper; 3.3: one column, panels then wrap to fit about an inch each).
+    sources : dict
+        Artifact → experiments to read it from (first present wins).
+    """
+
+    main_datasets: tuple[str, ...] = MAIN_DATASETS
+    main_methods: tuple[str, ...] = ("paceggm", "ssp", "adaptivecov")
+    hyperparameter_datasets: tuple[str, ...] | None = MAIN_DATASETS
+    hyperparameter_reference: str = "ssp"
+    preprocessing: str = "paper"
+    spread: str = "minmax"
+    formats: tuple[str, ...] = ("pdf", "png")
+    max_columns: int = 7
+    width: float = FULL_WIDTH
+    sources: dict = field(default_factory=lambda: dict(DEFAULT_SOURCES))
+
+    def __post_init__(self):
+        if self.spread not in SPREADS:
+            raise ValueError(f"spread must be one of {SPREADS}, got {self.spread!r}")
+        bad = [f for f in self.formats if f not in ("pdf", "png", "svg")]
+        if bad or not self.formats:
+            raise ValueError(f"formats must be a non-empty subset of pdf/png/svg, got {self.formats!r}")
+        if not 2.0 <= self.width <= 20.0:
+            raise ValueError(f"width must be between 2 and 20 inches, got {self.width}")
+        if self.max_columns < 1:
+            raise ValueError(f"max_columns must be >= 1, got {self.max_columns}")
+        if not self.main_datasets:
+            raise ValueError("main_datasets must name at least one data set")
+        unknown = set(self.sources) - set(DEFAULT_SOURCES)
+        if unknown:
+            raise ValueError(f"unknown artifacts in sources: {sorted(unknown)}")

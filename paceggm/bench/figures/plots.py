@@ -1,0 +1,190 @@
+"""Figures: metric vs ρ, one column per data set, one row per metric.
+
+Only :class:`matplotlib.figure.Figure` with the Agg canvas is used (no pyplot,
+no global backend state), so building figures works headless and in parallel.
+Every (data set, variant) line is drawn on the *full* ρ grid of the figure with
+NaN where a cell has no ok trial: matplotlib then breaks the line there, so a
+missing or failed cell is a visible gap, never an interpolation.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib as mpl
+import numpy as np
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import LogLocator, NullFormatter
+
+from . import style
+from .results import summarize
+
+RHO_LABEL = "ρ (zCDP)"
+PANEL_HEIGHT = 1.4  # inches per row of panels
+
+
+def _band(stats: pd.DataFrame, spread: str) -> tuple[np.ndarray, np.ndarray] | None:
+    mean = stats["mean"].to_numpy()
+    if spread == "none":
+        return None
+    if spread == "minmax":
+        return stats["min"].to_numpy(), stats["max"].to_numpy()
+    width = stats["sd" if spread == "sd" else "sem"].to_numpy()
+    return mean - width, mean + width
+
+
+def spread_caption(spread: str) -> str:
+    return {
+        "minmax": "line: mean over trials; band: min–max over trials",
+        "sd": "line: mean over trials; band: ±1 standard deviation",
+        "sem": "line: mean over trials; band: ±1 standard error",
+        "none": "line: mean over trials",
+    }[spread]
+
+
+def _decade_xticks(ax, rhos: np.ndarray, step: int = 2) -> None:
+    """Labels on every ``step``-th decade of ρ (legible in narrow panels), ticks on all."""
+    lo, hi = int(np.floor(np.log10(rhos.min()))), int(np.ceil(np.log10(rhos.max())))
+    ax.set_xticks([10.0**k for k in range(lo, hi + 1) if (k - lo) % step == 0 or lo == hi])
+    ax.set_xticks([10.0**k for k in range(lo, hi + 1)], minor=True)
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlim(rhos.min() / 2, rhos.max() * 2)
+
+
+def _decade_ylim(ax) -> None:
+    """Whole decades on the y axis, so each panel has labelled major ticks only."""
+    lo, hi = ax.dataLim.y0, ax.dataLim.y1
+    if not (np.isfinite(lo) and np.isfinite(hi)) or lo <= 0:
+        return
+    lo_dec, hi_dec = np.floor(np.log10(lo)), np.ceil(np.log10(hi))
+    if hi_dec == lo_dec:
+        hi_dec += 1
+    ax.set_ylim(10.0**lo_dec, 10.0**hi_dec)
+    ax.yaxis.set_major_locator(LogLocator(base=10, numticks=5))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+
+
+def _linthresh(stats: pd.DataFrame, dataset: str) -> float:
+    """Linear range of a symlog axis: the panel's smallest positive mean (or 1e-3)."""
+    means = stats.xs(dataset, level="dataset")["mean"].to_numpy()
+    positive = means[np.isfinite(means) & (means > 0)]
+    return float(positive.min()) if len(positive) else 1e-3
+
+
+def _new_figure(width: float, height: float) -> Figure:
+    fig = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def metric_grid(df: pd.DataFrame, *, datasets: list[str], variants: list[str], metrics: list[str],
+                rhos: list[float], dims: dict[str, int], spread: str = "minmax",
+                compared: tuple[str, ...] = (), errorbars: bool = False, max_columns: int = 7,
+                styles: dict[str, style.MethodStyle] | None = None,
+                width: float = style.FULL_WIDTH) -> Figure:
+    """Metric vs ρ on log–log axes; columns = ``datasets``, rows = ``metrics``.
+
+    With more than ``max_columns`` data sets the columns wrap onto further
+    blocks of ``len(metrics)`` rows. ``errorbars=True`` draws mean ± standard
+    error as error bars instead of a band (the regression figure).
+    """
+    if not datasets or not metrics or not rhos:
+        raise ValueError("metric_grid needs at least one data set, one metric and one rho")
+    styles = styles or {v: style.variant_style(v, compared=compared) for v in variants}
+    variants = sorted(variants, key=lambda v: (styles[v].order, v))
+    # about an inch per panel at least; balanced blocks: 14 data sets at 7 columns → 7 + 7
+    max_columns = max(1, min(max_columns, int(width // 1.0)))
+    nblocks = -(-len(datasets) // max_columns)
+    ncols = -(-len(datasets) // nblocks)
+    blocks = [datasets[i:i + ncols] for i in range(0, len(datasets), ncols)]
+    nrows = len(blocks) * len(metrics)
+    # few panels: don't stretch them over the full width (at most ~2.2 in each, at least a column)
+    width = min(width, max(style.COLUMN_WIDTH, 2.2 * ncols))
+    with mpl.rc_context(style.RC):
+        fig = _new_figure(width, PANEL_HEIGHT * nrows + 0.45)
+        axes = np.atleast_2d(fig.subplots(nrows, ncols, squeeze=False))
+        stats = {m: summarize(df, m) for m in metrics}
+        grid = pd.Index(sorted(rhos), name="rho")
+        drawn: set[str] = set()
+        for b, block in enumerate(blocks):
+            for r, metric in enumerate(metrics):
+                row = b * len(metrics) + r
+                for c in range(ncols):
+                    ax = axes[row, c]
+                    if c >= len(block):
+                        ax.set_axis_off()
+                        continue
+                    ds = block[c]
+                    has_data, smallest = False, np.inf
+                    for v in variants:
+                        key = (ds, v)
+                        s = stats[metric]
+                        try:
+                            sub = s.xs(key, level=("dataset", "variant"))
+                        except KeyError:
+                            continue
+                        sub = sub.reindex(grid)
+                        if not np.isfinite(sub["mean"]).any():
+                            continue
+                        has_data = True
+                        smallest = min(smallest, np.nanmin(sub["mean"]))
+                        drawn.add(v)
+                        st = styles[v]
+                        x = grid.to_numpy()
+                        if errorbars:
+                            ax.errorbar(x, sub["mean"], yerr=sub["sem"].fillna(0.0), color=st.color,
+                                        marker=st.marker, linestyle=st.linestyle, capsize=1.5,
+                                        elinewidth=0.6, markerfacecolor="white", zorder=3)
+                        else:
+                            ax.plot(x, sub["mean"], color=st.color, marker=st.marker,
+                                    linestyle=st.linestyle, markerfacecolor="white", zorder=3)
+                            band = _band(sub, spread)
+                            if band is not None:
+                                lo, hi = band
+                                # a band below zero cannot show on a log axis; clip it to the mean's scale
+                                lo = np.where(lo > 0, lo, sub["mean"] / 10)
+                                ax.fill_between(x, lo, hi, color=st.color, alpha=0.15, linewidth=0,
+                                                zorder=2)
+                    ax.set_xscale("log")
+                    _decade_xticks(ax, grid.to_numpy(), step=2 if width / ncols >= 1.2 else 3)
+                    if has_data and smallest > 0:
+                        ax.set_yscale("log")
+                        _decade_ylim(ax)
+                    elif has_data:
+                        # a zero (e.g. no solver call when nothing off-diagonal was measured)
+                        # would vanish on a log axis: keep it visible on a symmetric-log one
+                        ax.set_yscale("symlog", linthresh=_linthresh(stats[metric], ds))
+                    else:
+                        ax.text(0.5, 0.5, "no data", transform=ax.transAxes, ha="center",
+                                va="center", color="0.4")
+                        ax.set_yticks([])
+                    ax.grid(True, which="major")
+                    if r == 0:
+                        d = dims.get(ds)
+                        ax.set_title(style.dataset_label(ds) + (f"\nd={d}" if d is not None else ""))
+                    if c == 0:
+                        ax.set_ylabel(style.metric_label(metric))
+                    if r == len(metrics) - 1:
+                        ax.set_xlabel(RHO_LABEL)
+        handles = [Line2D([], [], color=styles[v].color, marker=styles[v].marker,
+                          linestyle=styles[v].linestyle, markerfacecolor="white",
+                          label=styles[v].label)
+                   for v in variants if v in drawn]
+        if handles:
+            fig.legend(handles=handles, loc="outside upper center",
+                       ncols=min(len(handles), max(1, int(width // 1.4))), frameon=False)
+    return fig
+
+
+def save(fig: Figure, out_dir: Path, name: str, formats) -> list[Path]:
+    """Write ``out_dir/name.<fmt>`` for each format; return the paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for fmt in formats:
+        path = out_dir / f"{name}.{fmt}"
+        fig.savefig(path, format=fmt, metadata={"CreationDate": None} if fmt == "pdf" else None)
+        paths.append(path)
+    return paths

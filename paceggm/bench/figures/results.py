@@ -1,0 +1,306 @@
+"""Reading the harness's results tables and summarising them over trials.
+
+The figures stage reads nothing else: ``runs/<experiment>/results.parquet`` with
+the columns of the results contract (``RESULTS_SCHEMA``). Summaries use only
+``status == "ok"`` rows; cells without any such row are *missing* (never run)
+or *failed* (run, every trial failed), and are reported, never interpolated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .style import PACEGGM_DEFAULTS, parse_variant
+
+#: The columns of the results contract (RESULTS_SCHEMA.md), in order.
+RESULT_COLUMNS = (
+    "experiment", "cell_key", "dataset", "preprocessing", "n", "d", "method", "variant",
+    "solver", "use_components", "alpha", "beta", "rho", "trial", "seed", "status", "error",
+    "mahalanobis", "frobenius", "mse", "n_measured_diag", "n_measured_offdiag", "n_rounds",
+    "rho_spent", "wall_time", "solve_time",
+)
+_NUMERIC = ("n", "d", "alpha", "beta", "rho", "trial", "mahalanobis", "frobenius", "mse",
+            "n_measured_diag", "n_measured_offdiag", "n_rounds", "rho_spent", "wall_time", "solve_time")
+STATUSES = ("ok", "failed")
+CELL = ("dataset", "variant", "rho")
+
+
+class ResultsError(ValueError):
+    """A results table is unreadable or breaks the results contract."""
+
+
+def validate_results(df: pd.DataFrame, *, source: str = "results table") -> pd.DataFrame:
+    """Check the contract and return a copy with numeric columns as floats.
+
+    Raises
+    ------
+    ResultsError
+        Missing columns, unknown status values, non-numeric metrics, ρ ≤ 0,
+        or malformed variant labels — each named with ``source``.
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise ResultsError(f"{source}: expected a pandas DataFrame, got {type(df).__name__}")
+    missing = [c for c in RESULT_COLUMNS if c not in df.columns]
+    if missing:
+        raise ResultsError(f"{source}: missing columns {missing} (see RESULTS_SCHEMA.md)")
+    out = df.copy()
+    for col in _NUMERIC:
+        try:
+            out[col] = pd.to_numeric(out[col]).astype(float)
+        except (ValueError, TypeError) as exc:
+            raise ResultsError(f"{source}: column {col!r} is not numeric ({exc})") from exc
+    bad_status = sorted(set(out["status"].astype(str)) - set(STATUSES))
+    if bad_status:
+        raise ResultsError(f"{source}: unknown status values {bad_status}; expected {STATUSES}")
+    if len(out) and not (out["rho"] > 0).all():
+        raise ResultsError(f"{source}: rho must be > 0 in every row")
+    for v in out["variant"].unique():
+        try:
+            parse_variant(v)
+        except ValueError as exc:
+            raise ResultsError(f"{source}: {exc}") from exc
+    for col in ("experiment", "dataset", "method", "variant", "preprocessing", "error", "solver"):
+        out[col] = out[col].fillna("").astype(str)
+    # One row per cell and trial: the same cell can be listed twice when a
+    # recipe (``quick``) reuses it in several parts; keep an ``ok`` row first.
+    out = (out.assign(_ok=out["status"].ne("ok"))
+              .sort_values(["_ok"], kind="stable")
+              .drop_duplicates(["cell_key"], keep="first")
+              .drop(columns="_ok")
+              .sort_index())
+    return canonical_variants(out.reset_index(drop=True))
+
+
+def canonical_variants(df: pd.DataFrame) -> pd.DataFrame:
+    """Relabel PACE-GGM variants by what they compute, keeping the harness's label.
+
+    The harness labels a variant by its recipe entry and grid, so the same
+    computation is ``paceggm`` in ``main``, ``paceggm[solver=ipm]`` in
+    ``solver`` and ``paceggm[alpha=0.3,beta=0.5]`` in ``hyperparameters``,
+    and an entry such as ``paceggm_nocc`` says nothing the figures can parse.
+    For ``method == "paceggm"`` the label is rebuilt from the ``solver``,
+    ``use_components``, ``alpha`` and ``beta`` columns, naming only values that
+    differ from the estimator's defaults (plus any other grid parameter of the
+    original label). If two original labels would merge into one while being
+    different computations of the same (data set, ρ, trial), both keep their
+    original label. The original is kept in ``variant_raw``.
+    """
+    out = df.copy()
+    out["variant_raw"] = out["variant"]
+    pace = out["method"] == "paceggm"
+    if not pace.any():
+        return out
+    canon = out.loc[pace].apply(_canonical_paceggm, axis=1)
+    out.loc[pace, "variant"] = canon
+    # merging two labels is only right when they are the same computation
+    sub = out.loc[pace]
+    for label, g in sub.groupby("variant"):
+        if g["variant_raw"].nunique() > 1 and g.duplicated(["dataset", "preprocessing", "rho", "trial"]).any():
+            out.loc[g.index, "variant"] = g["variant_raw"]
+    return out
+
+
+def _canonical_paceggm(row) -> str:
+    _, parsed = parse_variant(row["variant"])
+    params = {k: v for k, v in parsed.items() if k not in PACEGGM_DEFAULTS}
+    solver = str(row["solver"]) if row["solver"] else PACEGGM_DEFAULTS["solver"]
+    if solver != PACEGGM_DEFAULTS["solver"]:
+        params["solver"] = solver
+    uc = row["use_components"]
+    if uc is not None and not pd.isna(uc) and bool(uc) != PACEGGM_DEFAULTS["use_components"]:
+        params["use_components"] = bool(uc)
+    a = row["alpha"] if np.isfinite(row["alpha"]) else PACEGGM_DEFAULTS["alpha"]
+    b = row["beta"] if np.isfinite(row["beta"]) else PACEGGM_DEFAULTS["beta"]
+    if (a, b) != (PACEGGM_DEFAULTS["alpha"], PACEGGM_DEFAULTS["beta"]):
+        params["alpha"], params["beta"] = float(a), float(b)
+    return variant_label(row["method"], params)
+
+
+def variant_label(method: str, params: dict) -> str:
+    """``method[k=v,...]`` with keys sorted (the harness's format)."""
+    def fmt(v):
+        if isinstance(v, bool):
+            return str(v)
+        if isinstance(v, float):
+            return f"{v:g}"
+        return str(v)
+    if not params:
+        return method
+    return method + "[" + ",".join(f"{k}={fmt(params[k])}" for k in sorted(params)) + "]"
+
+
+def load_results(runs: str | Path) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
+    """Read every ``runs/<experiment>/results.parquet``.
+
+    Returns
+    -------
+    tables : dict
+        Experiment name → validated DataFrame.
+    errors : dict
+        Experiment name → why its table could not be used (unreadable file,
+        broken contract). The caller decides whether that is fatal.
+    """
+    runs = Path(runs)
+    tables: dict[str, pd.DataFrame] = {}
+    errors: dict[str, str] = {}
+    if not runs.is_dir():
+        return tables, errors
+    for path in sorted(runs.glob("*/results.parquet")):
+        name = path.parent.name
+        try:
+            df = pd.read_parquet(path)
+        except Exception as exc:  # pyarrow raises several types for a corrupt file
+            errors[name] = f"{path}: unreadable parquet file ({type(exc).__name__}: {exc})"
+            continue
+        try:
+            tables[name] = validate_results(df, source=str(path))
+        except ResultsError as exc:
+            errors[name] = str(exc)
+    return tables, errors
+
+
+def variant_params(variant: str) -> dict:
+    return parse_variant(variant)[1]
+
+
+def select_variants(df: pd.DataFrame, *, methods=None, params: set[str] = frozenset(),
+                    plain: bool = True) -> pd.DataFrame:
+    """Rows whose variant is the given methods with non-default parameters ⊆ ``params``.
+
+    ``plain=False`` drops the default variant (no parameters).
+    """
+    def keep(variant: str) -> bool:
+        method, p = parse_variant(variant)
+        if methods is not None and method not in methods:
+            return False
+        if not p:
+            return plain
+        return set(p) <= set(params)
+    mask = df["variant"].map(keep) if len(df) else pd.Series(dtype=bool)
+    return df[mask.astype(bool)] if len(df) else df
+
+
+def pick_preprocessing(df: pd.DataFrame, preferred: str) -> tuple[pd.DataFrame, str, list[str]]:
+    """Keep one preprocessing: ``preferred`` if present, else the first there is.
+
+    Returns the rows, the preprocessing kept and the ones left out (for the report).
+    """
+    present = sorted(df["preprocessing"].unique())
+    if not present:
+        return df, preferred, []
+    chosen = preferred if preferred in present else present[0]
+    return df[df["preprocessing"] == chosen], chosen, [p for p in present if p != chosen]
+
+
+def datasets_by_d(df: pd.DataFrame, only=None) -> list[str]:
+    """Data sets ordered by dimension ``d`` (then name; unknown ``d`` last); ``only`` restricts them."""
+    dims = df.groupby("dataset")["d"].max()
+    names = [n for n in dims.index if only is None or n in only]
+    return sorted(names, key=lambda n: (dims[n] if np.isfinite(dims[n]) else np.inf, n))
+
+
+def dims(df: pd.DataFrame) -> dict[str, int]:
+    return {k: int(v) for k, v in df.groupby("dataset")["d"].max().items() if np.isfinite(v)}
+
+
+def summarize(df: pd.DataFrame, metric: str, by=CELL) -> pd.DataFrame:
+    """Mean and spread of ``metric`` over the ok trials of each group.
+
+    Columns: ``count, mean, sd, sem, min, max`` (sd, sem with ``ddof=1``; NaN
+    for a single trial).
+    """
+    ok = df[(df["status"] == "ok") & np.isfinite(df[metric])]
+    g = ok.groupby(list(by))[metric]
+    out = pd.DataFrame({
+        "count": g.count(),
+        "mean": g.mean(),
+        "sd": g.std(ddof=1),
+        "min": g.min(),
+        "max": g.max(),
+    })
+    out["sem"] = out["sd"] / np.sqrt(out["count"])
+    return out
+
+
+@dataclass(frozen=True)
+class CellProblem:
+    """A (data set, variant, ρ) cell without a usable result for a metric."""
+
+    dataset: str
+    variant: str
+    rho: float
+    kind: str  # "missing": no row at all; "failed": rows, none ok; "partial": some trials failed
+    detail: str
+
+
+def cell_problems(df: pd.DataFrame, *, datasets, variants, rhos, metric: str) -> list[CellProblem]:
+    """Every cell of the full grid ``datasets × variants × rhos`` lacking ok trials.
+
+    A cell is *missing* when the table has no row for it, *failed* when no row
+    is ok with a finite ``metric``, *partial* when some trials failed or are
+    absent (fewer trials than the variant has elsewhere in ``df``).
+    """
+    problems: list[CellProblem] = []
+    grouped = {k: g for k, g in df.groupby(list(CELL))}
+    trials_of = {v: set(g["trial"].dropna().astype(int)) for v, g in df.groupby("variant")}
+    for ds in datasets:
+        for var in variants:
+            expected = trials_of.get(var, set())
+            for rho in rhos:
+                g = grouped.get((ds, var, rho))
+                if g is None or len(g) == 0:
+                    problems.append(CellProblem(ds, var, rho, "missing", "no result row"))
+                    continue
+                good = (g["status"] == "ok") & np.isfinite(g[metric])
+                failed = g[~good]
+                absent = sorted(expected - set(g["trial"].dropna().astype(int)))
+                if len(failed) == 0 and not absent:
+                    continue
+                total = len(expected | set(g["trial"].dropna().astype(int)))
+                parts = [f"{int(good.sum())} of {total} trials ok"]
+                if len(failed):
+                    reasons = sorted({_first_line(e) or f"non-finite {metric}" for e in failed["error"]})
+                    parts.append(f"failed: {_trial_list(failed['trial'])} ({'; '.join(reasons)})")
+                if absent:
+                    parts.append(f"not run: {_trial_list(absent)}")
+                kind = "failed" if not good.any() else "partial"
+                problems.append(CellProblem(ds, var, rho, kind, "; ".join(parts)))
+    return problems
+
+
+def _trial_list(trials) -> str:
+    """``trial 3`` / ``trials 0–4, 7``: consecutive indices as ranges."""
+    ts = sorted(int(t) for t in trials)
+    runs, start = [], ts[0]
+    for prev, cur in zip(ts, ts[1:] + [None]):
+        if cur != prev + 1:
+            runs.append(str(start) if start == prev else f"{start}–{prev}")
+            start = cur
+    return ("trial " if len(ts) == 1 else "trials ") + ", ".join(runs)
+
+
+def _first_line(error: str) -> str:
+    """One line saying why a trial failed, from a stored error (message and/or traceback).
+
+    The harness stores ``message`` or ``Type: message`` followed by the traceback,
+    whose last line is the exception actually raised; both are kept when they differ
+    (e.g. "data set 'x' could not be loaded: ModuleNotFoundError: ...").
+    """
+    lines = [ln.strip() for ln in str(error).splitlines() if ln.strip()]
+    if not lines:
+        return ""
+    marker = "Traceback (most recent call last):"
+    if marker in lines:
+        i = lines.index(marker)
+        head = " ".join(lines[:i])
+        tail = lines[-1] if i < len(lines) - 1 else ""
+        if tail.startswith(("File ", "^", "~")):  # a cut traceback: no exception line
+            tail = ""
+        text = " ".join(x for x in (head, tail if tail not in head else "") if x)
+    else:
+        text = lines[0]
+    return text if len(text) <= 200 else text[:197] + "..."

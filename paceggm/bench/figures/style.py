@@ -1,0 +1,251 @@
+"""The one place for how methods look: names, colours, markers, line styles, order.
+
+Every figure and table asks this module for a variant's label and style, so a
+method added here (or to :data:`METHODS` at run time via :func:`register_method`)
+shows up the same way everywhere. An unknown method still gets a stable style
+derived from its key, so nothing breaks before it is registered.
+
+Figures must read in grayscale: each method differs from the others by marker
+and line style as well as by colour (Okabe–Ito colour-blind-safe palette).
+
+A *variant* is the harness's label ``method`` or ``method[key=value,...]`` (the
+method's non-default parameters); :func:`parse_variant` splits it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import textwrap
+import zlib
+from dataclasses import dataclass, replace
+
+import matplotlib as mpl
+
+from paceggm import PACEGGM
+
+# Okabe & Ito (2008) colour-blind-safe palette.
+_OI = {
+    "black": "#000000",
+    "orange": "#E69F00",
+    "sky": "#56B4E9",
+    "green": "#009E73",
+    "yellow": "#F0E442",
+    "blue": "#0072B2",
+    "vermillion": "#D55E00",
+    "purple": "#CC79A7",
+    "grey": "#7F7F7F",
+}
+
+#: Figure widths (inches) of a two-column paper.
+COLUMN_WIDTH = 3.3
+FULL_WIDTH = 7.0
+
+
+@dataclass(frozen=True)
+class MethodStyle:
+    """How one method or variant is drawn and named."""
+
+    label: str
+    color: str
+    marker: str
+    linestyle: str | tuple
+    order: int
+
+
+#: Base methods in legend order. Keys are the harness's ``method`` column.
+METHODS: dict[str, MethodStyle] = {
+    "paceggm": MethodStyle("PACE-GGM", _OI["vermillion"], "o", "-", 0),
+    "paceggm_regression": MethodStyle("PACE-GGM", _OI["vermillion"], "o", "-", 1),
+    "ssp": MethodStyle("SSP", _OI["blue"], "s", "--", 10),
+    "ssp_projected": MethodStyle("SSP (PSD-projected)", _OI["sky"], "D", (0, (5, 1, 1, 1)), 11),
+    "ssp_tight": MethodStyle("SSP (tight)", _OI["purple"], "P", (0, (3, 1, 1, 1, 1, 1)), 12),
+    "adaptivecov": MethodStyle("AdaptiveCov", _OI["green"], "^", "-.", 20),
+    "gausscov": MethodStyle("GaussCov", _OI["orange"], "v", (0, (1, 1)), 21),
+    "separatecov": MethodStyle("SeparateCov", _OI["yellow"], "<", (0, (4, 2, 1, 2)), 22),
+    "diagonal": MethodStyle("Diagonal only", _OI["grey"], "x", ":", 30),
+    "adassp": MethodStyle("AdaSSP", _OI["blue"], "s", "--", 40),
+}
+
+#: The estimator's own defaults: a variant names only what differs from them, and
+#: the figures mark the (α, β) pair and solver PACE-GGM runs with by default.
+PACEGGM_DEFAULTS = {k: p.default for k, p in inspect.signature(PACEGGM).parameters.items()
+                    if k in ("solver", "use_components", "alpha", "beta")}
+
+#: Variants compared in the solver / components experiments, with their own look.
+SOLVER_LABELS = {"ipm": "IPM", "pgd0": "PGD init 0", "pgd1": "PGD init 1", "newton": "Newton"}
+VARIANTS: dict[str, MethodStyle] = {
+    "paceggm[solver=ipm]": MethodStyle("PACE-GGM (IPM)", _OI["orange"], "D", "-.", 2),
+    "paceggm[solver=pgd0]": MethodStyle("PACE-GGM (PGD init 0)", _OI["purple"], "v", "--", 3),
+    "paceggm[solver=pgd1]": MethodStyle("PACE-GGM (PGD init 1)", _OI["sky"], "^", ":", 4),
+    "paceggm[solver=newton]": MethodStyle("PACE-GGM (Newton)", _OI["green"], "s", (0, (5, 1)), 5),
+    "paceggm[use_components=False]": MethodStyle(
+        "PACE-GGM (components off)", _OI["black"], "x", "--", 6
+    ),
+}
+
+_PARAM_LABELS = {
+    "solver": lambda v: SOLVER_LABELS.get(str(v), str(v)),
+    "use_components": lambda v: "components on" if v else "components off",
+    "alpha": lambda v: f"α={v:g}" if isinstance(v, float) else f"α={v}",
+    "beta": lambda v: f"β={v:g}" if isinstance(v, float) else f"β={v}",
+}
+
+#: Metric column → axis label.
+METRIC_LABELS = {
+    "mahalanobis": "Mahalanobis error",
+    "frobenius": "Frobenius error",
+    "mse": "Test MSE",
+    "solve_time": "Solver time (s)",
+    "wall_time": "Time per trial (s)",
+}
+
+_FALLBACK_COLORS = ["#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDCC77", "#882255", "#AA4499"]
+_FALLBACK_MARKERS = ["h", "*", "p", "d", "8", "H", ">", "X"]
+_FALLBACK_LINES = ["-", "--", "-.", ":", (0, (5, 2)), (0, (1, 2)), (0, (3, 2, 1, 2)), (0, (6, 1))]
+
+_VARIANT_RE = re.compile(r"^(?P<method>[^\[\]]+?)(?:\[(?P<params>[^\[\]]*)\])?$")
+
+
+def register_method(key: str, style: MethodStyle) -> None:
+    """Add or replace a method's style; every figure and table picks it up."""
+    if not isinstance(style, MethodStyle):
+        raise TypeError(f"style must be a MethodStyle, got {type(style).__name__}")
+    METHODS[key] = style
+
+
+def _parse_value(text: str):
+    low = text.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    try:
+        return int(text) if re.fullmatch(r"[+-]?\d+", text.strip()) else float(text)
+    except ValueError:
+        return text.strip()
+
+
+def parse_variant(variant: str) -> tuple[str, dict]:
+    """Split ``"method[k=v,...]"`` into ``(method, {k: v})`` with typed values.
+
+    >>> parse_variant("paceggm[alpha=0.1,beta=0.5]")
+    ('paceggm', {'alpha': 0.1, 'beta': 0.5})
+    >>> parse_variant("ssp")
+    ('ssp', {})
+    """
+    if not isinstance(variant, str) or not variant:
+        raise ValueError(f"variant must be a non-empty string, got {variant!r}")
+    m = _VARIANT_RE.match(variant.strip())
+    if m is None:
+        raise ValueError(f"malformed variant label {variant!r}; expected 'method' or 'method[k=v,...]'")
+    params: dict = {}
+    if m.group("params"):
+        for item in m.group("params").split(","):
+            if "=" not in item:
+                raise ValueError(f"malformed parameter {item!r} in variant {variant!r}")
+            key, value = item.split("=", 1)
+            params[key.strip()] = _parse_value(value)
+    return m.group("method").strip(), params
+
+
+def _fallback(key: str, order: int) -> MethodStyle:
+    # crc32, not hash(): stable across processes, so a new method keeps its look.
+    h = zlib.crc32(key.encode())
+    return MethodStyle(
+        key,
+        _FALLBACK_COLORS[h % len(_FALLBACK_COLORS)],
+        _FALLBACK_MARKERS[(h // 7) % len(_FALLBACK_MARKERS)],
+        _FALLBACK_LINES[(h // 49) % len(_FALLBACK_LINES)],
+        order,
+    )
+
+
+def method_style(method: str) -> MethodStyle:
+    """Style of a base method (registered or derived from its key)."""
+    return METHODS.get(method) or _fallback(method, 1000)
+
+
+def _params_text(params: dict) -> str:
+    return ", ".join(_PARAM_LABELS.get(k, lambda v, k=k: f"{k}={v}")(v) for k, v in params.items())
+
+
+def variant_style(variant: str, *, compared: tuple[str, ...] = ()) -> MethodStyle:
+    """Style of a variant label.
+
+    Parameters
+    ----------
+    variant : str
+        The harness's ``variant`` column.
+    compared : tuple of str
+        Parameters the figure compares (e.g. ``("solver",)``); the default
+        variant's label then names the default value ("PACE-GGM (IPM)").
+    """
+    method, params = parse_variant(variant)
+    base = method_style(method)
+    if variant in VARIANTS:
+        return VARIANTS[variant]
+    if set(params) <= {"alpha", "beta"} and method.startswith("paceggm") and params:
+        a, b = params.get("alpha", 0.3), params.get("beta", 0.5)
+        return replace(hyperparameter_style(a, b), label=f"{base.label} ({_params_text(params)})")
+    if not params:
+        defaults = [_PARAM_LABELS[c](PACEGGM_DEFAULTS[c]) for c in compared
+                    if c in PACEGGM_DEFAULTS and c in _PARAM_LABELS]
+        if defaults and method == "paceggm":
+            return replace(base, label=f"{base.label} ({', '.join(defaults)})")
+        return base
+    fb = _fallback(variant, base.order + 500)
+    return replace(fb, label=f"{base.label} ({_params_text(params)})")
+
+
+
+#: α values → colour (light to dark), β values → marker and line style.
+_ALPHA_COLORS = {0.1: "#FDB863", 0.3: "#E66101", 0.5: "#5E3C99"}
+# markers/lines unlike SSP's (the figure's reference), so grayscale stays unambiguous
+_BETA_LOOK = {0.1: ("v", ":"), 0.3: ("o", "-"), 0.5: ("h", (0, (4, 1, 1, 1)))}
+
+
+def hyperparameter_style(alpha: float, beta: float) -> MethodStyle:
+    """Style of one (α, β) pair of the hyperparameter grid: colour by α, marker/line by β."""
+    color = _ALPHA_COLORS.get(round(float(alpha), 6))
+    if color is None:
+        color = mpl.colormaps["viridis"](min(max(float(alpha), 0.0), 1.0))
+        color = mpl.colors.to_hex(color)
+    marker, line = _BETA_LOOK.get(round(float(beta), 6), ("d", "-."))
+    order = 100 + int(round(float(alpha) * 100)) * 1000 + int(round(float(beta) * 100))
+    default = (float(alpha), float(beta)) == (PACEGGM_DEFAULTS["alpha"], PACEGGM_DEFAULTS["beta"])
+    label = f"α={alpha:g}, β={beta:g}" + (" (default)" if default else "")
+    return MethodStyle(label, color, marker, line, order)
+
+
+def variant_order(variants, *, compared: tuple[str, ...] = ()) -> list[str]:
+    """Variants sorted into legend order (method order, then label)."""
+    return sorted(set(variants), key=lambda v: (variant_style(v, compared=compared).order, v))
+
+
+def metric_label(metric: str) -> str:
+    return METRIC_LABELS.get(metric, metric)
+
+
+def dataset_label(dataset: str, width: int = 14) -> str:
+    """Panel title of a data set, wrapped so it fits a narrow column."""
+    return "\n".join(textwrap.wrap(dataset.replace("_", " "), width)) or dataset
+
+
+#: Matplotlib settings for column-width figures: small but legible fonts.
+RC = {
+    "font.size": 7,
+    "axes.titlesize": 7,
+    "axes.labelsize": 7,
+    "legend.fontsize": 7,
+    "xtick.labelsize": 6,
+    "ytick.labelsize": 6,
+    "lines.linewidth": 1.1,
+    "lines.markersize": 3.5,
+    "axes.linewidth": 0.6,
+    "grid.linewidth": 0.4,
+    "grid.alpha": 0.5,
+    "savefig.dpi": 200,
+    "pdf.fonttype": 42,  # TrueType in PDFs: editable text, accepted by publishers
+    "ps.fonttype": 42,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+}
