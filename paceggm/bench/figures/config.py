@@ -14,16 +14,17 @@ from .style import FULL_WIDTH
 MAIN_DATASETS = ("adult", "life_expectancy", "ibm", "bank32nh", "spambase")
 
 #: Artifact → experiments to read it from, first found wins. ``quick`` holds a
-#: reduced version of every experiment, so it is the fallback everywhere.
+#: reduced version of every experiment, so it is the fallback everywhere; ``demo``
+#: (``make demo``: the embedded data only) can stand in for the main comparison.
 DEFAULT_SOURCES = {
-    "main_comparison": ("main", "quick"),
-    "main_comparison_all": ("main", "quick"),
+    "main_comparison": ("main", "quick", "demo"),
+    "main_comparison_all": ("main", "quick", "demo"),
     "solver": ("solver", "quick"),
     "components": ("components", "quick"),
     "hyperparameters": ("hyperparameters", "quick"),
     "regression": ("regression", "quick"),
-    "measurements": ("measurements", "main", "quick"),
-    "runtime": ("runtime", "quick"),
+    "measurements": ("measurements", "main", "quick", "demo"),
+    "runtime": ("runtime", "quick", "demo"),
 }
 
 SPREADS = ("minmax", "sd", "sem", "none")
