@@ -219,11 +219,15 @@ def _run(
     T = max_rounds if max_rounds is not None else max(1, d * (d - 1))
     rho_round = ledger.remaining / T
     rho_sel, rho_meas = beta * rho_round, (1.0 - beta) * rho_round
+    # The final-round rule also applies before round 1: with T = 1 the first
+    # round must spend exactly what is left (β·r + (1−β)·r can exceed r by an ulp).
+    final = ledger.remaining < 2.0 * (rho_sel + rho_meas)
+    if final:
+        rho_sel = beta * ledger.remaining
     cand_rows, cand_cols = np.tril_indices(d)
     history: list[RoundRecord] = []
     previous = None
     solve_time = 0.0
-    final = False
     t = 0
     while True:
         t += 1
@@ -241,17 +245,16 @@ def _run(
         )
         previous = rec
         solve_time += rec.solve_time
-        change = abs(rec.covariance[j, k] - estimate[j, k])
+        change = float(abs(rec.covariance[j, k] - estimate[j, k]))
         estimate = rec.covariance
-        annealed = (not final) and change <= _ANNEAL_FACTOR * m.sigma
+        annealed = bool((not final) and change <= _ANNEAL_FACTOR * m.sigma)
         history.append(RoundRecord(t, (j, k), m.sigma, rho_sel, m.rho, change, annealed, final, rec.solve_time))
         if final:
             break
         if annealed:
             rho_sel, rho_meas = 2.0 * rho_sel, 4.0 * rho_meas
+        # A non-final round spends at most half of what was left, so left > 0 here.
         left = ledger.remaining
-        if left <= 0.0:
-            break
         if left < 2.0 * (rho_sel + rho_meas):
             rho_sel, rho_meas = beta * left, (1.0 - beta) * left
             final = True

@@ -25,7 +25,8 @@ def zcdp_to_approx_dp(rho: float, delta: float, *, method: str = "standard") -> 
         Prop. 1.3). ``"cks"``: the tighter conversion of Canonne, Kamath &
         Steinke 2020 (Prop. 12/Cor. 13),
         ``ε = inf_{a>1} aρ + (ln(1/δ) + (a−1) ln(1 − 1/a) − ln a) / (a−1)``,
-        never larger than the standard one.
+        never larger than the standard one (and clamped at 0, where it says
+        that (0, δ)-DP already holds).
 
     Returns
     -------
@@ -52,4 +53,5 @@ def zcdp_to_approx_dp(rho: float, delta: float, *, method: str = "standard") -> 
     # The objective is smooth and unimodal in log(a−1); its minimiser sits near
     # a ≈ 1 + sqrt(ln(1/δ)/ρ), well inside this bracket for any sane (ρ, δ).
     res = minimize_scalar(eps_at, bounds=(-30.0, 30.0), method="bounded", options={"xatol": 1e-10})
-    return float(min(res.fun, standard))
+    # A negative value means (0, δ)-DP already holds: ε cannot go below 0.
+    return float(max(0.0, min(res.fun, standard)))

@@ -83,7 +83,10 @@ def _logits(scores, rho: float, sensitivity: float) -> np.ndarray:
         raise ValueError("scores must be finite")
     check_positive(sensitivity, "sensitivity")
     eps = exponential_mechanism_epsilon(rho)
-    return (eps / (2.0 * sensitivity)) * scores
+    # Shifting by the best score leaves the distribution unchanged and keeps every
+    # logit <= 0, so nothing overflows; hopeless candidates underflow to -inf (p = 0).
+    with np.errstate(over="ignore"):
+        return (eps / (2.0 * sensitivity)) * (scores - scores.max())
 
 
 def exponential_mechanism(
@@ -120,7 +123,5 @@ def exponential_mechanism(
 
 def exponential_mechanism_probabilities(scores, *, rho: float, sensitivity: float) -> np.ndarray:
     """Selection probabilities of :func:`exponential_mechanism` (log-sum-exp safe)."""
-    logits = _logits(scores, rho, sensitivity)
-    logits = logits - logits.max()
-    weights = np.exp(logits)
+    weights = np.exp(_logits(scores, rho, sensitivity))
     return weights / weights.sum()

@@ -1,0 +1,18 @@
+"""Shared fixtures: small data with a known structure."""
+
+import numpy as np
+import pytest
+
+
+def bounded_gaussian(n: int, d: int, seed: int) -> np.ndarray:
+    """Correlated Gaussian rows scaled so that every |x_ij| <= 1."""
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(d, d))
+    cov = A @ A.T / d + 0.2 * np.eye(d)
+    X = rng.multivariate_normal(np.zeros(d), cov, size=n)
+    return X / np.abs(X).max()
+
+
+@pytest.fixture
+def small_data():
+    return bounded_gaussian(2000, 5, seed=0)

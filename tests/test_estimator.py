@@ -1,0 +1,206 @@
+"""PACE-GGM end to end: budget accounting, statistics, reproducibility, bad input."""
+
+import dataclasses
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from conftest import bounded_gaussian
+from paceggm import PACEGGM, MeasuredEntries, pace_ggm, reconstruct
+from paceggm.privacy import gaussian_sigma
+from paceggm.reconstruction import SOLVERS, BlockSolution, SolverSpec
+
+
+def _jitter_solve(p, *, init=None):
+    """Post-processing with a data-dependent random move, to drive annealing both ways."""
+    seed = int.from_bytes(np.ascontiguousarray(p.y).tobytes()[-8:], "little") % (2**32)
+    rng = np.random.default_rng(seed)
+    W = np.diag(np.maximum(np.diag(p.y), 0.0)) + np.where(p.lam > 0, p.y, 0.0) * (1 - np.eye(p.d))
+    E = rng.normal(scale=rng.choice([1e-6, 1.0]), size=W.shape)
+    return BlockSolution(W=W + (E + E.T) / 2)
+
+
+@pytest.fixture
+def jitter_solver():
+    SOLVERS["jitter"] = SolverSpec(_jitter_solve, max_entropy=False)
+    yield "jitter"
+    del SOLVERS["jitter"]
+
+
+def check_budget_path(res, *, rho, alpha, beta, d, T):
+    spent = sum(Fraction(c.rho) for c in res.charges)
+    # Exact: never above ρ; and everything is spent up to rounding of the last charge.
+    assert spent <= Fraction(rho)
+    assert float(Fraction(rho) - spent) <= 4 * np.spacing(rho)
+    assert res.rho_spent <= rho
+    diag = [c for c in res.charges if c.purpose.startswith("initialise")]
+    assert len(diag) == d and all(c.rho == alpha * rho / d for c in diag)
+    rounds = res.charges[d:]
+    assert len(rounds) == 2 * res.n_rounds == 2 * len(res.history)
+    for r, sel, meas in zip(res.history, rounds[0::2], rounds[1::2]):
+        assert sel.purpose == "select" and meas.purpose == "measure"
+        assert sel.rho == r.rho_select and meas.rho == r.rho_measure
+    # Round budgets follow the schedule: start at β, (1−β) of (ρ−αρ)/T; ×2/×4
+    # after annealing; the last round (and only it) is final.
+    assert [r.final for r in res.history] == [False] * (res.n_rounds - 1) + [True]
+    first = res.history[0]
+    if not first.final:
+        rho_round = float(Fraction(rho) - sum(Fraction(c.rho) for c in diag)) / T
+        assert math.isclose(first.rho_select, beta * rho_round, rel_tol=1e-12)
+    for prev, cur in zip(res.history, res.history[1:]):
+        if cur.final:
+            continue
+        factor = (2.0, 4.0) if prev.annealed else (1.0, 1.0)
+        assert cur.rho_select == prev.rho_select * factor[0]
+        assert cur.rho_measure == prev.rho_measure * factor[1]
+
+
+def test_ledger_exact_over_thousands_of_random_paths(jitter_solver):
+    rng = np.random.default_rng(20261125)
+    annealed_any = 0
+    for i in range(1500):
+        d = int(rng.integers(1, 6))
+        n = int(rng.integers(2, 200))
+        X = rng.uniform(-1, 1, size=(n, d))
+        rho = float(10 ** rng.uniform(-5, 3))
+        alpha, beta = rng.uniform(0.01, 0.99, size=2)
+        max_rounds = None if rng.random() < 0.7 else int(rng.integers(1, 40))
+        res = pace_ggm(
+            X, rho=rho, alpha=float(alpha), beta=float(beta), max_rounds=max_rounds,
+            solver=jitter_solver, use_components=bool(rng.random() < 0.5), random_state=i,
+        )
+        T = max_rounds if max_rounds is not None else max(1, d * (d - 1))
+        check_budget_path(res, rho=rho, alpha=float(alpha), beta=float(beta), d=d, T=T)
+        annealed_any += res.n_annealed > 0
+    # The sample really exercised annealing (and every path ends in a final round).
+    assert annealed_any > 300
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_ledger_exact_with_real_solver(seed):
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(2, 5))
+    X = bounded_gaussian(300, d, seed)
+    rho = float(10 ** rng.uniform(-3, 2))
+    res = pace_ggm(X, rho=rho, solver="ipm", random_state=seed)
+    check_budget_path(res, rho=rho, alpha=0.3, beta=0.5, d=d, T=d * (d - 1))
+
+
+def test_measurement_noise_scale_chi_square(jitter_solver):
+    # Residuals of the released diagonal measurements, standardised by the σ the
+    # mechanism reports, must be N(0, 1); σ itself must be Δ/sqrt(2ρ_diag/d).
+    X = bounded_gaussian(400, 3, seed=9)
+    truth = X.T @ X / len(X)
+    rho, alpha = 0.05, 0.3
+    sigma = gaussian_sigma(rho=alpha * rho / 3, sensitivity=2.0 / len(X))
+    z = []
+    for seed in range(1500):
+        res = pace_ggm(X, rho=rho, alpha=alpha, max_rounds=1, solver=jitter_solver, random_state=seed)
+        for m in res.measurements[:3]:
+            assert m.sigma == sigma
+            z.append((m.value - truth[m.entry]) / m.sigma)
+    z = np.array(z)
+    p = stats.chi2.cdf(float(np.sum(z**2)), df=z.size)
+    assert 5e-4 < p < 1 - 5e-4
+    assert stats.kstest(z, "norm").pvalue > 1e-3
+
+
+def test_huge_rho_recovers_empirical_covariance():
+    X = bounded_gaussian(1000, 4, seed=11)
+    truth = X.T @ X / len(X)
+    res = pace_ggm(X, rho=1e12, solver="ipm", random_state=0)
+    assert res.n_offdiagonal == 6
+    np.testing.assert_allclose(res.covariance, truth, rtol=0, atol=1e-3 * np.abs(truth).max())
+
+
+def test_same_random_state_same_output_and_different_states_differ(small_data):
+    a = pace_ggm(small_data, rho=0.5, random_state=7)
+    b = pace_ggm(small_data, rho=0.5, random_state=7)
+    c = pace_ggm(small_data, rho=0.5, random_state=8)
+    assert np.array_equal(a.covariance, b.covariance)
+    assert a.measurements == b.measurements
+    # Everything but the wall-clock solver time is identical.
+    strip = lambda h: [dataclasses.replace(r, solve_time=0.0) for r in h]  # noqa: E731
+    assert strip(a.history) == strip(b.history)
+    assert not np.array_equal(a.covariance, c.covariance)
+
+
+def test_estimate_is_post_processing_of_measurements(small_data):
+    res = pace_ggm(small_data, rho=1.0, random_state=3)
+    state = MeasuredEntries.from_measurements(small_data.shape[1], res.measurements)
+    again = reconstruct(state.y, state.lam, solver=res.solver)
+    np.testing.assert_array_equal(again.covariance, res.covariance)
+    assert np.array_equal(state.pattern, res.pattern)
+
+
+def test_estimator_attributes_and_params(small_data):
+    est = PACEGGM(rho=0.3, alpha=0.2, random_state=0)
+    assert est.get_params()["alpha"] == 0.2
+    assert "PACEGGM(rho=0.3" in repr(est)
+    est.fit(small_data)
+    d = small_data.shape[1]
+    assert est.covariance_.shape == (d, d)
+    assert np.allclose(est.covariance_, est.covariance_.T)
+    assert np.linalg.eigvalsh(est.covariance_).min() >= -1e-10
+    assert est.rho_spent_ <= 0.3 and math.isclose(est.rho_spent_, 0.3, rel_tol=1e-12)
+    assert est.n_rounds_ == len(est.history_) >= 1
+    assert est.pattern_.shape == (d, d) and est.pattern_.diagonal().all()
+    assert est.n_offdiagonal_ == int(np.tril(est.pattern_, -1).sum())
+    assert len(est.ledger_) == d + 2 * est.n_rounds_
+    assert est.solve_time_ >= 0 and est.n_clipped_ == 0
+    with pytest.raises(ValueError, match="no parameter"):
+        est.set_params(gamma=1)
+
+
+def test_single_column():
+    X = np.random.default_rng(0).uniform(-1, 1, size=(50, 1))
+    res = pace_ggm(X, rho=1.0, random_state=0)
+    assert res.covariance.shape == (1, 1) and res.rho_spent <= 1.0
+
+
+def test_bound_policies():
+    X = np.array([[0.5, 2.0], [-0.5, -1.0], [0.1, 0.3]])
+    with pytest.raises(ValueError, match="outside"):
+        PACEGGM(rho=1.0).fit(X)
+    est = PACEGGM(rho=1.0, bound_check="clip", random_state=0).fit(X)
+    assert est.n_clipped_ == 1
+    est = PACEGGM(rho=1.0, bound_check="waive", random_state=0).fit(X)
+    assert est.n_clipped_ == 0
+    with pytest.raises(ValueError, match="bound_check"):
+        PACEGGM(rho=1.0, bound_check="ignore").fit(X)
+    assert PACEGGM(rho=1.0, bound=2.0, random_state=0).fit(X).rho_spent_ <= 1.0
+
+
+GOOD = np.random.default_rng(0).uniform(-1, 1, size=(20, 3))
+
+
+@pytest.mark.parametrize(
+    "X, params, err, match",
+    [
+        (np.where(np.eye(20, 3) > 0, np.nan, GOOD), {}, ValueError, "NaN"),
+        (np.where(np.eye(20, 3) > 0, np.inf, GOOD), {}, ValueError, "infinite"),
+        (GOOD[:, 0], {}, ValueError, "2-D"),
+        (np.empty((0, 3)), {}, ValueError, "empty"),
+        (GOOD[:1], {}, ValueError, "at least 2"),
+        (np.array([["a", "b"], ["c", "d"]]), {}, TypeError, "numeric"),
+        (GOOD, {"rho": 0.0}, ValueError, "rho"),
+        (GOOD, {"rho": -1.0}, ValueError, "rho"),
+        (GOOD, {"rho": float("nan")}, ValueError, "rho"),
+        (GOOD, {"alpha": 0.0}, ValueError, "alpha"),
+        (GOOD, {"alpha": 1.0}, ValueError, "alpha"),
+        (GOOD, {"beta": 1.5}, ValueError, "beta"),
+        (GOOD, {"beta": -0.1}, ValueError, "beta"),
+        (GOOD, {"bound": 0.0}, ValueError, "bound"),
+        (GOOD, {"bound": -1.0}, ValueError, "bound"),
+        (GOOD, {"solver": "magic"}, ValueError, "unknown solver"),
+        (GOOD, {"max_rounds": 0}, ValueError, "max_rounds"),
+        (GOOD, {"random_state": "seed"}, TypeError, "random_state"),
+    ],
+)
+def test_bad_input_raises_clear_error(X, params, err, match):
+    kwargs = {"rho": 1.0, **params}
+    with pytest.raises(err, match=match):
+        pace_ggm(X, **kwargs)

@@ -1,0 +1,180 @@
+"""Maximum-entropy reconstruction: known answers, decomposition, PGD vs IPM."""
+
+import numpy as np
+import pytest
+
+from paceggm import SOLVERS, reconstruct
+from paceggm.reconstruction import pattern_components
+
+# Relative accuracy each max-entropy solver promises on well-posed problems.
+# IPM-Cholesky is first-order and stalls (see its module docstring).
+TOL = {"ipm": 2e-4, "newton": 1e-8}
+MAX_ENTROPY = [name for name, spec in SOLVERS.items() if spec.max_entropy]
+
+
+def random_cov(d, seed):
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(d, d))
+    return A @ A.T / d + 0.5 * np.eye(d)
+
+
+def path_pattern(d):
+    lam = np.eye(d)
+    for j in range(1, d):
+        lam[j, j - 1] = lam[j - 1, j] = 1.0
+    return lam
+
+
+def chordal_maxdet(S, cliques, separators):
+    """Closed form: P = Σ_C [S_C⁻¹]⁰ − Σ_sep [S_sep⁻¹]⁰ for a chordal pattern."""
+    P = np.zeros_like(S)
+    for c in cliques:
+        P[np.ix_(c, c)] += np.linalg.inv(S[np.ix_(c, c)])
+    for s in separators:
+        P[np.ix_(s, s)] -= np.linalg.inv(S[np.ix_(s, s)])
+    return np.linalg.inv(P)
+
+
+def relerr(a, b):
+    return np.abs(a - b).max() / np.abs(b).max()
+
+
+@pytest.mark.parametrize("solver", MAX_ENTROPY)
+def test_noise_free_path_pattern_gives_closed_form_completion(solver):
+    d = 7
+    S = random_cov(d, 0)
+    lam = path_pattern(d)
+    y = np.where(lam > 0, S, 0.0)
+    truth = chordal_maxdet(S, [[j, j + 1] for j in range(d - 1)], [[j] for j in range(1, d - 1)])
+    rec = reconstruct(y, lam, solver=solver)
+    assert relerr(rec.covariance, truth) < TOL[solver]
+    # The inverse vanishes off the pattern (to the solver's accuracy).
+    P = np.linalg.inv(rec.covariance)
+    assert np.abs(P[lam == 0]).max() < 10 * TOL[solver] * np.abs(P).max()
+
+
+@pytest.mark.parametrize("solver", MAX_ENTROPY)
+def test_noise_free_two_clique_pattern(solver):
+    # Cliques {0,1,2} and {2,3,4} sharing separator {2}: chordal, not a tree of edges.
+    d = 5
+    S = random_cov(d, 1)
+    lam = np.zeros((d, d))
+    for c in ([0, 1, 2], [2, 3, 4]):
+        lam[np.ix_(c, c)] = 1.0
+    y = np.where(lam > 0, S, 0.0)
+    truth = chordal_maxdet(S, [[0, 1, 2], [2, 3, 4]], [[2]])
+    assert relerr(reconstruct(y, lam, solver=solver).covariance, truth) < TOL[solver]
+
+
+@pytest.mark.parametrize("solver", list(SOLVERS))
+def test_diagonal_only_pattern_is_clipped_diagonal(solver):
+    y = np.diag([0.5, -0.2, 1.3, 0.0])
+    rec = reconstruct(y, np.diag([1.0, 2.0, 3.0, 4.0]), solver=solver)
+    np.testing.assert_array_equal(rec.covariance, np.diag([0.5, 0.0, 1.3, 0.0]))
+
+
+@pytest.mark.parametrize("solver", list(SOLVERS))
+def test_negative_measured_diagonal_gives_finite_psd(solver):
+    S = random_cov(4, 2)
+    lam = np.ones((4, 4))
+    lam[3, 0] = lam[0, 3] = 0.0
+    y = S.copy()
+    y[1, 1] = -0.3  # noise made a variance negative: no PSD matrix fits exactly
+    cov = reconstruct(y, lam, solver=solver).covariance
+    assert np.all(np.isfinite(cov))
+    assert np.linalg.eigvalsh(cov).min() >= -1e-10 * np.abs(cov).max()
+
+
+@pytest.mark.parametrize("solver", MAX_ENTROPY)
+def test_components_on_and_off_agree(solver):
+    d = 6
+    S = random_cov(d, 3)
+    lam = np.eye(d) * 2.0
+    for j, k in [(1, 0), (2, 1), (4, 3)]:  # components {0,1,2}, {3,4}, {5}
+        lam[j, k] = lam[k, j] = 1.0
+    rng = np.random.default_rng(0)
+    noise = rng.normal(scale=0.01, size=(d, d))
+    y = np.where(lam > 0, S + (noise + noise.T) / 2, 0.0)
+    on = reconstruct(y, lam, solver=solver, use_components=True)
+    off = reconstruct(y, lam, solver=solver, use_components=False)
+    assert [list(c) for c in on.components] == [[0, 1, 2], [3, 4], [5]]
+    assert len(off.components) == 1
+    assert relerr(on.covariance, off.covariance) < 5 * TOL[solver]
+    # Block diagonal across components.
+    assert np.all(on.covariance[np.ix_([0, 1, 2], [3, 4, 5])] == 0)
+
+
+def test_pgd_init_zero_agrees_across_decomposition_and_init_one_may_not():
+    d = 4
+    S = random_cov(d, 4)
+    lam = np.eye(d)
+    lam[1, 0] = lam[0, 1] = lam[3, 2] = lam[2, 3] = 1.0
+    y = np.where(lam > 0, S, 0.0)
+    on = reconstruct(y, lam, solver="pgd0", use_components=True).covariance
+    off = reconstruct(y, lam, solver="pgd0", use_components=False).covariance
+    np.testing.assert_allclose(on, off, atol=1e-7)
+    off1 = reconstruct(y, lam, solver="pgd1", use_components=False).covariance
+    # A minimiser of the loss too, but not block diagonal.
+    assert abs(off1[2, 0]) > 1e-3
+
+
+def test_ipm_has_larger_log_det_than_pgd_at_equal_loss():
+    d = 6
+    S = random_cov(d, 5)
+    lam = path_pattern(d)
+    y = np.where(lam > 0, S, 0.0)
+    rows, cols = np.nonzero(np.tril(lam > 0))
+
+    def loss(W):
+        return float(np.sum(lam[rows, cols] * (W[rows, cols] - y[rows, cols]) ** 2))
+
+    ipm = reconstruct(y, lam, solver="ipm").covariance
+    for solver in ("pgd0", "pgd1"):
+        pgd = reconstruct(y, lam, solver=solver).covariance
+        # Both fit the (PSD-completable) measurements; the loss is ~0 for both.
+        assert loss(ipm) < 1e-6 and loss(pgd) < 1e-6
+        sign_p, logdet_p = np.linalg.slogdet(pgd)
+        sign_i, logdet_i = np.linalg.slogdet(ipm)
+        assert sign_i > 0
+        assert sign_p <= 0 or logdet_i >= logdet_p
+
+
+def test_unchanged_blocks_are_reused_exactly():
+    d = 5
+    S = random_cov(d, 6)
+    lam = np.eye(d)
+    lam[1, 0] = lam[0, 1] = lam[4, 3] = lam[3, 4] = 1.0
+    y = np.where(lam > 0, S, 0.0)
+    first = reconstruct(y, lam, solver="ipm")
+    y2, lam2 = y.copy(), lam.copy()
+    y2[3, 4] = y2[4, 3] = S[3, 4] * 0.9  # touch only the {3,4} block
+    second = reconstruct(y2, lam2, solver="ipm", previous=first)
+    assert second.n_solved == 1
+    np.testing.assert_array_equal(second.covariance[:2, :2], first.covariance[:2, :2])
+
+
+def test_pattern_components():
+    pattern = np.eye(5, dtype=bool)
+    pattern[4, 1] = pattern[1, 4] = True
+    assert [list(c) for c in pattern_components(pattern)] == [[0], [1, 4], [2], [3]]
+
+
+@pytest.mark.parametrize(
+    "y, lam, err",
+    [
+        (np.eye(2), np.eye(3), ValueError),
+        (np.ones(3), np.ones(3), ValueError),
+        (np.array([[1.0, np.nan], [np.nan, 1.0]]), np.eye(2), ValueError),
+        (np.eye(2), -np.eye(2), ValueError),
+        (np.eye(2), np.array([[1.0, 0.0], [0.0, 0.0]]), ValueError),
+        (np.array([[1.0, 0.2], [0.3, 1.0]]), np.ones((2, 2)), ValueError),
+    ],
+)
+def test_bad_inputs(y, lam, err):
+    with pytest.raises(err):
+        reconstruct(y, lam)
+
+
+def test_unknown_solver():
+    with pytest.raises(ValueError, match="unknown solver"):
+        reconstruct(np.eye(2), np.eye(2), solver="magic")
