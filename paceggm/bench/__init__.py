@@ -1,0 +1,1 @@
+"""Benchmark harness: experiments, data sets and benchmarks that use the library."""
