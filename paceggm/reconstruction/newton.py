@@ -46,7 +46,7 @@ of earlier blocks inside this one; their precisions are assembled into a
 block-diagonal ``P₀`` (converted between the blocks' normalisations: ``P`` scales
 as ``1/s``) and indices not covered start from the diagonal barrier solution.
 From ``P₀`` the solver goes straight to ``μ_min`` and then ``0``, and falls back
-to the cold continuation if that stage fails.
+to the cold continuation if that stage has not converged within 20 iterations.
 """
 
 from __future__ import annotations
@@ -61,6 +61,11 @@ from paceggm.reconstruction.problem import Problem
 from paceggm.reconstruction.result import BlockSolution
 
 DEFAULTS = dict(mu0=1e-1, mu_min=1e-8, mu_factor=0.1, tol=1e-9, max_newton=60, exact_limit=True)
+# Iterations a warm start may take before the cold continuation is used instead.
+# A warm start is either good (a handful of steps) or badly centred for the new
+# measurements (non-completable y at tiny μ: damped steps that barely move), so
+# waiting longer only wastes time.
+_WARM_ITER = 20
 # Decrement below which a full Newton step is safe for a self-concordant function
 # (quadratic-convergence region, (3 − √5)/2 ≈ 0.38 in theory).
 _FULL_STEP = 0.25
@@ -292,7 +297,7 @@ def solve_newton(
         x = pat.entries(P0)
         L = _factor(P0)
         if L is not None:
-            x, L, W, ok, k = _stage(pat, x, L, mus[-1], tol=tol, max_newton=max_newton)
+            x, L, W, ok, k = _stage(pat, x, L, mus[-1], tol=tol, max_newton=min(max_newton, _WARM_ITER))
             n_iter += k
             if ok:
                 best = (x, L, W, mus[-1])
