@@ -1,8 +1,10 @@
 """Newton vs IPM-Cholesky: speed and accuracy, measured in one process (issue 7).
 
 Run ``python -m paceggm.bench.solver_benchmark`` (``make bench``); it writes
-``figures/tables/solver_benchmark.md``. Single-threaded BLAS is forced so the
-two solvers are timed on the same footing.
+``figures/tables/solver_benchmark.md``. Single-threaded BLAS is forced (through
+threadpoolctl, since numpy is loaded before this module by ``paceggm``) so the
+two solvers are timed on the same footing: a multi-threaded BLAS on a busy
+machine slows the many small factorisations of Newton far more than IPM.
 
 Part 1 — single solves on synthetic problems, ``d ∈ {20, 60, 187, 260}`` (all
 patterns up to d = 100, only the ``d/2`` ones beyond unless ``--full-grid``:
@@ -350,6 +352,13 @@ def _load(path: Path) -> list[dict]:
 
 
 def main(argv=None) -> None:
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        _main(argv)
+
+
+def _main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--dims", type=int, nargs="+", default=[20, 60, 187, 260])
