@@ -6,9 +6,8 @@ threadpoolctl, since numpy is loaded before this module by ``paceggm``) so the
 two solvers are timed on the same footing: a multi-threaded BLAS on a busy
 machine slows the many small factorisations of Newton far more than IPM.
 
-Part 1 — single solves on synthetic problems, ``d ∈ {20, 60, 187, 260}`` (all
-patterns up to d = 100, only the ``d/2`` ones beyond unless ``--full-grid``:
-IPM-Cholesky takes minutes to hours per solve there):
+Part 1 — single solves on synthetic problems, ``d ∈ {20, 60, 187, 260}``
+(``--quick``: only the ``d/2`` patterns beyond d = 100):
 
 * *chordal, noise-free* (``y`` completable): a forest with ``d/2`` edges, a tree
   (``d − 1``) and a band of width 3 (``≈ 3d``). The max-determinant completion
@@ -120,6 +119,22 @@ def _off_pattern(W: np.ndarray, pattern: np.ndarray) -> float:
     return float(np.max(np.abs(P[~pattern[np.ix_(keep, keep)]]), initial=0.0) / np.max(np.abs(P)))
 
 
+def _kkt(W: np.ndarray, y: np.ndarray, lam: np.ndarray, mu: float) -> float:
+    """Stationarity residual of the barrier problem on S, relative to max |W|.
+
+    At the solution ``W_jk = y_jk + μ (W⁻¹)_jk / λ_jk`` off the diagonal and
+    ``W_jj = y_jj + μ (W⁻¹)_jj / (2λ_jj)`` (μ = 0: ``W = y`` on S); together
+    with ``(W⁻¹)_jk = 0`` off S (the ``off-S`` column) these are the KKT conditions.
+    """
+    pattern = lam > 0
+    target = y.copy()
+    if mu > 0:
+        P = np.linalg.inv(W)
+        factor = np.where(np.eye(len(y), dtype=bool), 2.0 * lam, np.where(pattern, lam, 1.0))
+        target = y + mu * P / factor
+    return float(np.max(np.abs(W - target)[pattern]) / np.max(np.abs(W)))
+
+
 def _timed(fn, repeat: int = 1):
     best, out = np.inf, None
     for _ in range(repeat):
@@ -133,8 +148,8 @@ def _timed(fn, repeat: int = 1):
 def single_solves(dims, log, *, full_grid: bool = False) -> list[dict]:
     rows = []
     for d in dims:
-        # IPM-Cholesky needs minutes to hours per solve beyond d ≈ 100: unless
-        # asked for the full grid, the large dimensions get the sparsest patterns.
+        # IPM-Cholesky needs minutes per solve beyond d ≈ 100: a quick run
+        # gives the large dimensions only the sparsest patterns.
         small = full_grid or d <= 100
         for kind in ("forest", "tree", "band3") if small else ("forest",):
             rng = np.random.default_rng([7, d, len(kind)])
@@ -164,6 +179,8 @@ def _compare(name, d, pattern, y, lam, exact, log, use_components=True) -> dict:
         err_newton=None if exact is None else _rel(newton.covariance, exact),
         err_ipm=None if exact is None else _rel(ipm.covariance, exact),
         gap=None,
+        kkt_newton=_kkt(newton.covariance, y, lam, newton.mu) if not use_components else None,
+        kkt_ipm=_kkt(ipm.covariance, y, lam, ipm.mu) if not use_components else None,
         offs_newton=_off_pattern(newton.covariance, pattern),
         offs_ipm=_off_pattern(ipm.covariance, pattern),
     )
@@ -267,7 +284,7 @@ def _fmt_single(r: dict) -> str:
     return (f"| {r['d']} | {r['problem']} | {r['n_off']} | {_e(r['mu_newton'])} | {r['t_newton']:.4f} | "
             f"{r['t_ipm']:.2f} | {r['t_ipm'] / r['t_newton']:.0f}× | {_e(r['disagreement'])} | "
             f"{_e(r['err_newton'])} | {_e(r['err_ipm'])} | {_e(r['offs_newton'])} | {_e(r['offs_ipm'])} | "
-            f"{_e(r['gap'])} |")
+            f"{_e(r.get('kkt_newton'))} | {_e(r.get('kkt_ipm'))} | {_e(r['gap'])} |")
 
 
 def _fmt_run(r: dict) -> str:
@@ -295,13 +312,14 @@ def write_table(single: list[dict], runs: list[dict], path: Path, elapsed: float
         "closed-form max-det completion (chordal, noise-free problems only). `off-S` = max|(W⁻¹)_jk| off the "
         "pattern / max|W⁻¹| (0 at an exact max-entropy answer; for an ill-conditioned W it includes the cond(W)·eps of "
         "the inversion). Noisy problems are solved as one block (components off) so that both solvers answer one "
-        "barrier problem at one μ; `gap` = "
+        "barrier problem at one μ; for them `KKT` = max over S of |W − y − μ(W⁻¹)/λ| (λ doubled on the diagonal) "
+        "/ max|W|, the stationarity residual; `gap` = "
         "(f_IPM − f_Newton)/|f_IPM| for the barrier objective f = L(W) − μ log det W at the common μ: "
         "positive means Newton's point is better.",
         "",
         "| d | problem | off-diag | μ Newton | t Newton | t IPM | IPM/Newton | disagreement | err Newton | err IPM "
-        "| off-S Newton | off-S IPM | gap |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| off-S Newton | off-S IPM | KKT Newton | KKT IPM | gap |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     lines += [_fmt_single(r) for r in single]
     chordal = [r for r in single if r["err_newton"] is not None]
@@ -364,9 +382,9 @@ def _main(argv=None) -> None:
     ap.add_argument("--dims", type=int, nargs="+", default=[20, 60, 187, 260])
     ap.add_argument("--samples", type=int, default=4,
                     help="rounds per PACE-GGM run on which IPM-Cholesky is timed (every k-th round)")
-    ap.add_argument("--full-grid", action="store_true",
-                    help="all patterns at every d (by default d > 100 gets only the d/2 patterns: IPM is slow)")
-    ap.add_argument("--part", choices=["single", "runs", "all"], default="all",
+    ap.add_argument("--quick", action="store_true",
+                    help="only the d/2 patterns beyond d = 100 (IPM-Cholesky is the slow part)")
+    ap.add_argument("--part", choices=["single", "runs", "all", "table"], default="all",
                     help="run one part only (the two parts can run in separate processes); the table is "
                          "rebuilt from the results of both parts saved next to it")
     args = ap.parse_args(argv)
@@ -382,7 +400,7 @@ def _main(argv=None) -> None:
     if args.part in ("single", "all"):
         single: list[dict] = []
         for d in args.dims:
-            single += single_solves([d], log, full_grid=args.full_grid)
+            single += single_solves([d], log, full_grid=not args.quick)
             _save(single_json, single)
             refresh()
     if args.part in ("runs", "all"):

@@ -60,7 +60,7 @@ from scipy.linalg.lapack import dpotrf, dpotri
 from paceggm.reconstruction.problem import Problem
 from paceggm.reconstruction.result import BlockSolution
 
-DEFAULTS = dict(mu0=1e-1, mu_min=1e-8, mu_factor=0.1, tol=1e-9, max_newton=60, exact_limit=True)
+DEFAULTS = dict(mu0=1e-1, mu_min=1e-8, mu_factor=0.1, tol=1e-9, max_newton=200, exact_limit=True)
 # Iterations a warm start may take before the cold continuation is used instead.
 # A warm start is either good (a handful of steps) or badly centred for the new
 # measurements (non-completable y at tiny μ: damped steps that barely move), so
