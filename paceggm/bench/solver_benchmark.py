@@ -114,8 +114,9 @@ def _rel(a: np.ndarray, b: np.ndarray) -> float:
 
 def _off_pattern(W: np.ndarray, pattern: np.ndarray) -> float:
     """max |(W⁻¹)_jk| off the pattern / max |W⁻¹|: zero at an exact max-entropy answer."""
-    P = np.linalg.inv(W[np.ix_(*[np.flatnonzero(np.diag(W) > 0)] * 2)])
+    # Singleton components with y_jj <= 0 get W_jj = 0 (components on): leave them out.
     keep = np.flatnonzero(np.diag(W) > 0)
+    P = np.linalg.inv(W[np.ix_(keep, keep)])
     return float(np.max(np.abs(P[~pattern[np.ix_(keep, keep)]]), initial=0.0) / np.max(np.abs(P)))
 
 
