@@ -58,3 +58,8 @@ data-stats: install
 
 clean:
 	rm -rf $(VENV) .pytest_cache
+
+# --- solver benchmark (issue 7): Newton vs IPM-Cholesky, writes figures/tables/solver_benchmark.md
+# Reads communities_crime from $(PACEGGM_DATA_DIR). About 30 min on one core (IPM-Cholesky is the slow part).
+bench: install
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.solver_benchmark

@@ -115,7 +115,7 @@ def pace_ggm(
     alpha: float = 0.3,
     beta: float = 0.5,
     max_rounds: int | None = None,
-    solver: str = "ipm",
+    solver: str = "newton",
     use_components: bool = True,
     solver_options: dict | None = None,
     bound_check: str = "raise",
@@ -139,7 +139,9 @@ def pace_ggm(
         ``T``; the initial round budget is ``(ρ − αρ)/T``. Default ``d(d−1)``
         (at least 1). Annealing usually ends the run in fewer rounds.
     solver : str
-        Reconstruction solver, a key of :data:`paceggm.SOLVERS`.
+        Reconstruction solver, a key of :data:`paceggm.SOLVERS`: ``"newton"``
+        (exact, fast; the default), ``"ipm"`` (IPM-Cholesky, the published
+        reference), ``"pgd0"``/``"pgd1"`` (no entropy term).
     use_components : bool
         Decompose the reconstruction over connected components.
     solver_options : dict, optional
@@ -291,7 +293,7 @@ class PACEGGM(PrivateCovarianceEstimator):
     alpha : float, default=0.3
     beta : float, default=0.5
     max_rounds : int or None, default=None
-    solver : str, default="ipm"
+    solver : str, default="newton"
     use_components : bool, default=True
     solver_options : dict or None, default=None
     bound_check : {"raise", "clip", "waive"}, default="raise"
@@ -335,7 +337,7 @@ class PACEGGM(PrivateCovarianceEstimator):
         alpha: float = 0.3,
         beta: float = 0.5,
         max_rounds: int | None = None,
-        solver: str = "ipm",
+        solver: str = "newton",
         use_components: bool = True,
         solver_options: dict | None = None,
         bound_check: str = "raise",

@@ -132,7 +132,10 @@ def test_estimate_is_post_processing_of_measurements(small_data):
     res = pace_ggm(small_data, rho=1.0, random_state=3)
     state = MeasuredEntries.from_measurements(small_data.shape[1], res.measurements)
     again = reconstruct(state.y, state.lam, solver=res.solver)
-    np.testing.assert_array_equal(again.covariance, res.covariance)
+    # The default solver (Newton) warm-starts across rounds: a cold re-solve gives
+    # the same completion to its convergence tolerance, not bit for bit.
+    np.testing.assert_allclose(again.covariance, res.covariance, rtol=1e-10,
+                               atol=1e-14 * np.abs(res.covariance).max())
     assert np.array_equal(state.pattern, res.pattern)
 
 

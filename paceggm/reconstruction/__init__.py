@@ -2,8 +2,13 @@
 
 One entry point, :func:`reconstruct`, in front of interchangeable solvers:
 
+``"newton"`` (default)
+    Damped Newton on the ``|S|`` free entries of the sparse precision with μ
+    continuation and a final exact μ = 0 stage (:mod:`.newton`): the max-entropy
+    completion to machine-level accuracy, warm-started across PACE-GGM rounds.
 ``"ipm"``
-    IPM-Cholesky, the published reference (:mod:`.ipm`).
+    IPM-Cholesky, the published reference (:mod:`.ipm`): first-order, it stalls
+    near 1e-3 relative error on hard instances.
 ``"pgd0"``, ``"pgd1"``
     Projected gradient with unmeasured entries started at 0 or 1 (:mod:`.pgd`):
     a minimiser of the loss, not the max-entropy one.
@@ -23,6 +28,7 @@ import numpy as np
 
 from paceggm.reconstruction.components import pattern_components
 from paceggm.reconstruction.ipm import solve_ipm
+from paceggm.reconstruction.newton import NewtonState, solve_newton
 from paceggm.reconstruction.pgd import solve_pgd
 from paceggm.reconstruction.problem import Problem, make_problem, natural_units
 from paceggm.reconstruction.result import BlockSolution, Reconstruction
@@ -30,6 +36,7 @@ from paceggm.reconstruction.result import BlockSolution, Reconstruction
 __all__ = [
     "SOLVERS",
     "BlockSolution",
+    "NewtonState",
     "Problem",
     "Reconstruction",
     "SolverSpec",
@@ -54,6 +61,7 @@ class SolverSpec:
 
 
 SOLVERS: dict[str, SolverSpec] = {
+    "newton": SolverSpec(solve_newton, max_entropy=True, warm_start=True),
     "ipm": SolverSpec(solve_ipm, max_entropy=True),
     "pgd0": SolverSpec(partial(solve_pgd, init_value=0.0), max_entropy=False),
     "pgd1": SolverSpec(partial(solve_pgd, init_value=1.0), max_entropy=False),
@@ -87,7 +95,7 @@ def reconstruct(
     y,
     lam,
     *,
-    solver: str = "ipm",
+    solver: str = "newton",
     use_components: bool = True,
     previous: Reconstruction | None = None,
     solver_options: dict | None = None,
@@ -110,7 +118,8 @@ def reconstruct(
         An earlier result of the same solver: blocks whose measurements did not
         change are reused as they are, and warm-starting solvers start from it.
     solver_options : dict, optional
-        Keyword options of the solver (for example ``mu_min`` for ``"ipm"``).
+        Keyword options of the solver (for example ``mu_min`` for ``"newton"``
+        and ``"ipm"``).
 
     Returns
     -------
