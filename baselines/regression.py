@@ -44,6 +44,7 @@ from baselines._common import release_symmetric
 from paceggm._validation import check_data, check_open_fraction, check_random_state, check_rho
 from paceggm.base import PrivateCovarianceEstimator
 from paceggm.estimator import PACEGGM
+from paceggm.reconstruction import DEFAULT_SOLVER
 from paceggm.privacy import (
     ZCDPLedger,
     cross_moment_sensitivity,
@@ -229,7 +230,7 @@ class PACEGGMRegression(_PrivateLinearRegression):
     """
 
     def __init__(self, rho: float, *, bound: float = 1.0, alpha: float = 0.3, beta: float = 0.5,
-                 max_rounds: int | None = None, solver: str = "ipm", use_components: bool = True,
+                 max_rounds: int | None = None, solver: str = DEFAULT_SOLVER, use_components: bool = True,
                  solver_options: dict | None = None, failure_prob: float = 0.05,
                  bound_check: str = "raise", random_state=None) -> None:
         self.rho = rho

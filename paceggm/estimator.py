@@ -25,7 +25,7 @@ from paceggm.privacy import (
     exponential_mechanism,
     gaussian_mechanism,
 )
-from paceggm.reconstruction import SOLVERS, reconstruct
+from paceggm.reconstruction import DEFAULT_SOLVER, SOLVERS, reconstruct
 
 _ANNEAL_FACTOR = math.sqrt(2.0 / math.pi)  # E|N(0, σ²)| = sqrt(2/π) σ
 
@@ -115,7 +115,7 @@ def pace_ggm(
     alpha: float = 0.3,
     beta: float = 0.5,
     max_rounds: int | None = None,
-    solver: str = "newton",
+    solver: str = DEFAULT_SOLVER,
     use_components: bool = True,
     solver_options: dict | None = None,
     bound_check: str = "raise",
@@ -337,7 +337,7 @@ class PACEGGM(PrivateCovarianceEstimator):
         alpha: float = 0.3,
         beta: float = 0.5,
         max_rounds: int | None = None,
-        solver: str = "newton",
+        solver: str = DEFAULT_SOLVER,
         use_components: bool = True,
         solver_options: dict | None = None,
         bound_check: str = "raise",

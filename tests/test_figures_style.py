@@ -4,6 +4,7 @@ import itertools
 
 import pytest
 
+from paceggm.reconstruction import DEFAULT_SOLVER
 from paceggm.bench.figures import style
 
 
@@ -46,7 +47,8 @@ def test_hyperparameter_grid_styles_are_distinct_and_mark_the_default():
 
 
 def test_default_variant_names_the_compared_parameter():
-    assert style.variant_style("paceggm", compared=("solver",)).label == "PACE-GGM (IPM)"
+    default = {"newton": "Newton", "ipm": "IPM"}[DEFAULT_SOLVER]
+    assert style.variant_style("paceggm", compared=("solver",)).label == f"PACE-GGM ({default})"
     assert style.variant_style("paceggm", compared=("use_components",)).label == "PACE-GGM (components on)"
     assert style.variant_style("paceggm").label == "PACE-GGM"
     assert style.variant_style("ssp", compared=("solver",)).label == "SSP"

@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from paceggm.reconstruction import DEFAULT_SOLVER
 from paceggm.bench.figures import tables
 from paceggm.bench.figures.results import (ResultsError, cell_problems, summarize,
                                            validate_results)
@@ -177,8 +178,10 @@ def test_paceggm_variants_are_relabelled_by_what_they_compute():
     quick = validate_results(synthetic_results("quick", rhos=(1.0,), trials=1, fail_rate=0.0,
                                                missing_rate=0.0))
     pairs = dict(zip(quick["variant_raw"], quick["variant"]))
-    assert pairs["paceggm[solver=ipm]"] == "paceggm"
+    # The library's default solver is the plain "paceggm"; the others are named.
+    assert pairs[f"paceggm[solver={DEFAULT_SOLVER}]"] == "paceggm"
     assert pairs["paceggm[solver=pgd0]"] == "paceggm[solver=pgd0]"
+    assert pairs["paceggm[solver=ipm]"] == ("paceggm" if DEFAULT_SOLVER == "ipm" else "paceggm[solver=ipm]")
     assert pairs["paceggm_nocc"] == "paceggm[use_components=False]"
     assert pairs["paceggm_ab"] == "paceggm[alpha=0.1,beta=0.3]"
     assert pairs["ssp"] == "ssp" and pairs["paceggm_regression"] == "paceggm_regression"

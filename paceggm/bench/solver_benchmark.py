@@ -197,30 +197,10 @@ def _compare(name, d, pattern, y, lam, exact, log, use_components=True) -> dict:
 
 # ---------------------------------------------------------------- part 2
 def _communities_crime() -> tuple[np.ndarray, str]:
-    try:
-        from paceggm.bench.data import load_dataset
-    except ImportError:
-        return _communities_crime_fallback()
+    from paceggm.bench.data import load_dataset
+
     ds = load_dataset("communities_crime", preprocessing="paper")
     return np.asarray(ds.X), "paceggm.bench.data (paper preprocessing)"
-
-
-def _communities_crime_fallback() -> tuple[np.ndarray, str]:
-    # FALLBACK (to be removed at merge, when paceggm.bench.data exists): SPEC §6
-    # published preprocessing — every numeric column without a missing value
-    # (102), each rescaled to [-1, 1], then centred.
-    import pandas as pd
-
-    root = os.environ.get("PACEGGM_DATA_DIR")
-    if not root:
-        raise FileNotFoundError("set PACEGGM_DATA_DIR to the folder holding communities_crime.data.gz")
-    df = pd.read_csv(Path(root) / "communities_crime.data.gz", header=None, na_values="?")
-    df = df.drop(columns=[3]).dropna(axis=1)
-    X = df.to_numpy(float)
-    X = X[:, X.max(0) > X.min(0)]
-    lo, hi = X.min(0), X.max(0)
-    X = 2 * (X - lo) / (hi - lo) - 1
-    return X - X.mean(0), "fallback reader inside the benchmark (published preprocessing)"
 
 
 def _indian_pines_standin(seed: int = 187) -> np.ndarray:

@@ -34,6 +34,7 @@ from paceggm.reconstruction.problem import Problem, make_problem, natural_units
 from paceggm.reconstruction.result import BlockSolution, Reconstruction
 
 __all__ = [
+    "DEFAULT_SOLVER",
     "SOLVERS",
     "BlockSolution",
     "NewtonState",
@@ -59,6 +60,9 @@ class SolverSpec:
     max_entropy: bool
     warm_start: bool = False
 
+
+#: The solver PACE-GGM and :func:`reconstruct` use unless told otherwise.
+DEFAULT_SOLVER = "newton"
 
 SOLVERS: dict[str, SolverSpec] = {
     "newton": SolverSpec(solve_newton, max_entropy=True, warm_start=True),
@@ -95,7 +99,7 @@ def reconstruct(
     y,
     lam,
     *,
-    solver: str = "newton",
+    solver: str = DEFAULT_SOLVER,
     use_components: bool = True,
     previous: Reconstruction | None = None,
     solver_options: dict | None = None,

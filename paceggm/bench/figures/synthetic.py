@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from paceggm.reconstruction import DEFAULT_SOLVER
+
 from .results import RESULT_COLUMNS
 
 #: (n, d) of the SPEC §6 data sets used here (+ scikit-learn's embedded copy).
@@ -80,7 +82,7 @@ def _row(experiment, dataset, preprocessing, spec, rho, trial, fail_rate) -> dic
     is_pace = method.startswith("paceggm")
     alpha = float(params.get("alpha", 0.3)) if is_pace else np.nan
     beta = float(params.get("beta", 0.5)) if is_pace else np.nan
-    solver = str(params.get("solver", "ipm")) if is_pace else ""
+    solver = str(params.get("solver", DEFAULT_SOLVER)) if is_pace else ""
     use_comp = bool(params.get("use_components", True)) if is_pace else pd.NA
     ssp_frob = d * d / (n * np.sqrt(rho))
     floor = 0.05 + 0.3 * (d / 102)  # off-diagonal mass the diagonal baseline never sees
