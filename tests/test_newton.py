@@ -328,3 +328,23 @@ def test_paceggm_runs_agree_between_newton_and_ipm():
     newton = reconstruct(state.y, state.lam, solver="newton")
     np.testing.assert_allclose(newton.covariance, a.covariance, rtol=1e-8, atol=1e-12)
     assert np.max(np.abs(ipm.covariance - newton.covariance)) <= 1e-2 * np.max(np.abs(newton.covariance))
+
+
+def test_far_from_completable_block_restarts_the_path_at_a_larger_mu():
+    # A 2×2 block from a PACE-GGM run (thyroid_ann, ρ = 0.01): the measured
+    # off-diagonal is 17× the largest variance and one variance is negative.
+    # From the diagonal start, damped Newton needs > 200 steps at μ_0; the path
+    # restarted at 1e3·μ_0 converges and the barrier KKT conditions hold.
+    y = np.array([[-0.3593, -28.1567], [-28.1567, 1.6407]]) * 0.0054
+    lam = np.array([[1.6243, 0.3790], [0.3790, 1.6243]]) * 625.66
+    rec = reconstruct(y, lam, solver="newton")
+    W = rec.covariance
+    assert np.all(np.isfinite(W)) and np.linalg.eigvalsh(W).min() > 0
+    assert rec.mu > 0  # not completable: the estimate is the barrier solution at μ_min
+    # KKT with the solver's own precision (as in the tests above), to the
+    # rounding floor cond(P)·eps of a barrier solution at tiny μ.
+    (block,) = rec.blocks.values()
+    P = block["state"].precision / block["state"].scale
+    floor = 10 * np.finfo(float).eps * np.linalg.cond(P)
+    target = y + rec.mu * P / np.where(np.eye(2, dtype=bool), 2.0 * lam, lam)
+    assert np.max(np.abs(W - target)) <= max(1e-12, floor) * np.abs(y).max()

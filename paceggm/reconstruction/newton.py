@@ -27,6 +27,9 @@ Stages and stopping (all μ in the normalised units of
 
 * cold start: ``P`` from the exact barrier solution of the diagonal alone at
   ``μ_0 = 1e-1``, then ``μ ← c_μ μ`` down to ``μ_min = 1e-8`` (``c_μ = 0.1``);
+  if the first stage does not converge (off-diagonal measurements far larger
+  than the diagonal ones put the diagonal start far from the centre), the path
+  restarts at ``1e3 μ_0``, then ``1e6 μ_0``, where the barrier dominates;
 * a stage stops when the Newton decrement ``δ = sqrt(∇Fᵀ ∇²F⁻¹ ∇F)`` is at most
   ``tol = 1e-9`` (after one last full step, so the error is ``O(δ²)``), or when it
   has stopped decreasing below ``1e-6`` (the floating-point floor);
@@ -71,6 +74,8 @@ _WARM_ITER = 20
 _FULL_STEP = 0.25
 # Once below this, a decrement that no longer decreases is rounding noise.
 _FLOOR = 1e-6
+# Factors on μ_0 at which the cold path restarts when its first stage fails.
+_BACKOFF = (1.0, 1e3, 1e6)
 
 
 @dataclass(frozen=True)
@@ -302,21 +307,31 @@ def solve_newton(
             if ok:
                 best = (x, L, W, mus[-1])
 
-    if best is None:
-        x = pat.entries(np.diag(_diagonal_precision(p, mus[0])))
+    # Cold continuation. When the off-diagonal measurements dwarf the diagonal
+    # ones (a far from completable y), the diagonal start is badly centred for
+    # μ_0 and damped Newton crawls; starting the path at a larger μ, where the
+    # barrier dominates and the diagonal start is nearly optimal, fixes that.
+    for backoff in _BACKOFF:
+        if best is not None:
+            break
+        # The standard schedule, preceded by stages from μ_0·backoff down towards μ_0.
+        lead = _mu_schedule(mu0 * backoff, mu0, mu_factor)[:-1] if backoff > 1 else []
+        schedule = [m for m in lead if m > mu0 * (1 + 1e-12)] + mus
+        x = pat.entries(np.diag(_diagonal_precision(p, schedule[0])))
         L = _factor(pat.matrix(x))
-        for mu in mus:
+        for mu in schedule:
             x_new, L_new, W_new, ok, k = _stage(pat, x, L, mu, tol=tol, max_newton=max_newton)
             n_iter += k
             if not ok:
                 break  # divergence guard: keep the previous stage's answer
             x, L = x_new, L_new
-            best = (x, L, W_new, mu)
-        if best is None:
-            raise RuntimeError(
-                f"Newton failed at the first barrier stage (mu={mus[0]:g}); "
-                "the block's measurements are not finite or not on a usable scale"
-            )
+            if mu <= mu0:  # stages above μ_0 only centre the path
+                best = (x, L, W_new, mu)
+    if best is None:
+        raise RuntimeError(
+            f"Newton failed at the first barrier stage (mu={mu0:g}, also when starting the path "
+            f"at {mu0 * _BACKOFF[-1]:g}); the block's measurements are not finite or not on a usable scale"
+        )
 
     x, L, W, mu = best
     if exact_limit:
