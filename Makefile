@@ -25,6 +25,7 @@ EXPERIMENTS := main measurements runtime solver components hyperparameters regre
 DEMO_RUNS := runs/demo-pipeline
 demo: install
 	$(BENCH) run experiment=demo runs_dir=$(DEMO_RUNS) $(BENCH_ARGS)
+	$(BENCH) summary experiment=demo runs_dir=$(DEMO_RUNS) $(BENCH_ARGS)
 	$(PY) -m paceggm.bench.figures --runs $(DEMO_RUNS) --out figures/demo \
 	  --main-datasets breast_cancer_sklearn --main-methods paceggm,ssp,diagonal --preprocessing strict
 

@@ -3,6 +3,7 @@
     python -m paceggm.bench run     [hydra overrides…]   # sweep, then collect
     python -m paceggm.bench collect [hydra overrides…]   # rebuild results.parquet, report missing cells
     python -m paceggm.bench show    [hydra overrides…]   # print the composed config and its cell count
+    python -m paceggm.bench summary [hydra overrides…]   # mean errors per data set, variant and rho
     python -m paceggm.bench figures [figure args…]       # delegate to paceggm.bench.figures
 
 Overrides are Hydra's: ``experiment=main rho=[0.1,1] trials=3 dataset=[adult,pol]
@@ -52,6 +53,20 @@ def _collect(cfg) -> int:
     return 0
 
 
+def _summary(cfg) -> int:
+    import pandas as pd
+
+    from paceggm.bench.runner import store_for
+    from paceggm.bench.summary import format_summary, summarize
+
+    path = store_for(cfg).results_path
+    if not path.is_file():
+        print(f"no results table at {path} (run the experiment first)", file=sys.stderr)
+        return 1
+    print(format_summary(summarize(pd.read_parquet(path))))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help", "help"):
@@ -71,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         except SystemExit as exc:
             return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         return 0
-    if command not in ("run", "collect", "show"):
+    if command not in ("run", "collect", "show", "summary"):
         print(f"unknown command {command!r}\n{USAGE}", file=sys.stderr)
         return 2
 
@@ -94,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     except (HydraException, OmegaConfBaseException, ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if command == "summary":
+        return _summary(cfg)
     if command == "show":
         import yaml
 
