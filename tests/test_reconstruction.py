@@ -200,10 +200,11 @@ def test_ipm_mu_is_in_natural_units_and_matches_closed_form_barrier_solution():
     np.testing.assert_allclose(np.diag(rec0.covariance), np.maximum(yd, 0), atol=1e-7)
 
 
-def test_ipm_mu_schedule():
-    from paceggm.reconstruction.ipm import _mu_schedule
+def test_mu_schedule():
+    from paceggm.reconstruction.problem import mu_schedule as _mu_schedule
 
     np.testing.assert_allclose(_mu_schedule(1e-1, 1e-8, 0.1), [10.0**-k for k in range(1, 9)])
     assert _mu_schedule(1e-1, 3e-3, 0.1)[-1] == 3e-3
+    assert _mu_schedule(1e-1, 1e-8, 0.1)[-1] == 1e-8  # exactly, not a drifted product
     with pytest.raises(ValueError):
         _mu_schedule(1e-3, 1e-1, 0.1)

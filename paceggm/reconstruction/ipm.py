@@ -33,32 +33,13 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.sparse import coo_matrix
 
-from paceggm.reconstruction.problem import Problem
+from paceggm.reconstruction.problem import Problem, diagonal_barrier_solution, mu_schedule
 from paceggm.reconstruction.result import BlockSolution
 
 DEFAULTS = dict(mu0=1e-1, mu_min=1e-8, mu_factor=0.1, maxiter=20000)
 # Smallest value L-BFGS-B may give a diagonal entry of L (normalised units): the
 # barrier keeps it far above this at every μ we use, it only keeps log finite.
 _DIAG_FLOOR = 1e-30
-
-
-def _mu_schedule(mu0: float, mu_min: float, factor: float) -> list[float]:
-    if not (0 < mu_min <= mu0) or not (0 < factor < 1):
-        raise ValueError("need 0 < mu_min <= mu0 and 0 < mu_factor < 1")
-    mus = [mu0]
-    while mus[-1] * factor >= mu_min * (1 - 1e-12):
-        mus.append(mus[-1] * factor)
-    if mus[-1] > mu_min * (1 + 1e-12):
-        mus.append(mu_min)
-    return mus
-
-
-def _diagonal_barrier_start(p: Problem, mu: float) -> np.ndarray:
-    """``L_0 = diag(sqrt(w_j))`` with ``w_j`` the exact barrier solution of the diagonal alone."""
-    y = np.diag(p.y)
-    lam = np.diag(p.lam)
-    w = 0.5 * (y + np.sqrt(y * y + 2.0 * mu / lam))
-    return np.diag(np.sqrt(w))
 
 
 def solve_ipm(
@@ -76,7 +57,7 @@ def solve_ipm(
     diag_pos = np.flatnonzero(tril[0] == tril[1])
     rows, cols, w, t = p.rows, p.cols, p.weights, p.targets
     off = rows != cols
-    mus = _mu_schedule(mu0, mu_min, mu_factor)
+    mus = mu_schedule(mu0, mu_min, mu_factor)
 
     def unpack(v: np.ndarray) -> np.ndarray:
         L = np.zeros((d, d))
@@ -97,7 +78,7 @@ def solve_ipm(
         gv[diag_pos] -= 2.0 * mu / ldiag
         return f / mu, gv / mu
 
-    L0 = init if init is not None and init.shape == (d, d) else _diagonal_barrier_start(p, mus[0])
+    L0 = init if init is not None and init.shape == (d, d) else np.diag(np.sqrt(diagonal_barrier_solution(p, mus[0])))
     v = L0[tril].copy()
     bounds = [(None, None)] * v.size
     for i in diag_pos:

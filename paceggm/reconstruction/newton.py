@@ -60,7 +60,7 @@ import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.linalg.lapack import dpotrf, dpotri
 
-from paceggm.reconstruction.problem import Problem
+from paceggm.reconstruction.problem import Problem, diagonal_barrier_solution, mu_schedule
 from paceggm.reconstruction.result import BlockSolution
 
 DEFAULTS = dict(mu0=1e-1, mu_min=1e-8, mu_factor=0.1, tol=1e-9, max_newton=200, exact_limit=True)
@@ -215,36 +215,12 @@ def _stage(pat: _Pattern, x: np.ndarray, L: np.ndarray, mu: float, *, tol: float
     return x, L, W, False, max_newton
 
 
-def _mu_schedule(mu0: float, mu_min: float, factor: float) -> list[float]:
-    if not (0 < mu_min <= mu0) or not (0 < factor < 1):
-        raise ValueError("need 0 < mu_min <= mu0 and 0 < mu_factor < 1")
-    mus = [mu0]
-    while mus[-1] * factor >= mu_min * (1 - 1e-12):
-        mus.append(mus[-1] * factor)
-    if mus[-1] > mu_min * (1 + 1e-12):
-        mus.append(mu_min)
-    return mus
-
-
-def _diagonal_precision(p: Problem, mu: float) -> np.ndarray:
-    """``1/w_j`` with ``w_j`` the barrier solution of the diagonal alone at ``μ``.
-
-    ``w = (y + sqrt(y² + 2μ/λ)) / 2``, written without cancellation for ``y < 0``
-    (zero and negative measured diagonals give a small positive ``w``).
-    """
-    y = np.diag(p.y)
-    a = 2.0 * mu / np.diag(p.lam)
-    root = np.sqrt(y * y + a)
-    w = np.where(y >= 0, 0.5 * (y + root), 0.5 * a / (root - y))
-    return 1.0 / w
-
-
 def _assemble_warm_start(p: Problem, init, mu: float) -> np.ndarray | None:
     """Block-diagonal ``P₀`` from earlier blocks' precisions, in this block's units."""
     pieces = [(np.asarray(ix), s) for ix, s in (init or []) if isinstance(s, NewtonState)]
     if not pieces:
         return None
-    P = np.diag(_diagonal_precision(p, mu))
+    P = np.diag(1.0 / diagonal_barrier_solution(p, mu))
     covered = np.zeros(p.d, dtype=bool)
     for ix, s in pieces:
         if covered[ix].any() or s.precision.shape != (ix.size, ix.size):
@@ -292,7 +268,7 @@ def solve_newton(
         ``W = P⁻¹``, ``state`` a :class:`NewtonState`, ``mu`` the μ of the
         answer (0.0 when the exact limit was reached).
     """
-    mus = _mu_schedule(mu0, mu_min, mu_factor)
+    mus = mu_schedule(mu0, mu_min, mu_factor)
     pat = _Pattern(p)
     n_iter = 0
     best = None  # (x, L, W, mu) of the last converged stage
@@ -315,9 +291,9 @@ def solve_newton(
         if best is not None:
             break
         # The standard schedule, preceded by stages from μ_0·backoff down towards μ_0.
-        lead = _mu_schedule(mu0 * backoff, mu0, mu_factor)[:-1] if backoff > 1 else []
+        lead = mu_schedule(mu0 * backoff, mu0, mu_factor)[:-1] if backoff > 1 else []
         schedule = [m for m in lead if m > mu0 * (1 + 1e-12)] + mus
-        x = pat.entries(np.diag(_diagonal_precision(p, schedule[0])))
+        x = pat.entries(np.diag(1.0 / diagonal_barrier_solution(p, schedule[0])))
         L = _factor(pat.matrix(x))
         for mu in schedule:
             x_new, L_new, W_new, ok, k = _stage(pat, x, L, mu, tol=tol, max_newton=max_newton)

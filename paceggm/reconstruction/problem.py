@@ -87,3 +87,28 @@ def make_problem(y: np.ndarray, lam: np.ndarray, *, scale: float, lam_unit: floa
         scale=scale,
         lam_unit=lam_unit,
     )
+
+
+def mu_schedule(mu0: float, mu_min: float, factor: float) -> list[float]:
+    """Barrier parameters ``μ_0, c μ_0, c² μ_0, …`` ending exactly at ``μ_min``."""
+    if not (0 < mu_min <= mu0) or not (0 < factor < 1):
+        raise ValueError("need 0 < mu_min <= mu0 and 0 < mu_factor < 1")
+    mus = [mu0]
+    while mus[-1] * factor > mu_min * (1 + 1e-12):
+        mus.append(mus[-1] * factor)
+    if mus[-1] != mu_min:
+        mus.append(mu_min)
+    return mus
+
+
+def diagonal_barrier_solution(p: Problem, mu: float) -> np.ndarray:
+    """``w_j = argmin λ_jj (w − y_jj)² − μ log w`` for each diagonal entry alone.
+
+    ``w = (y + sqrt(y² + 2μ/λ)) / 2``, written without cancellation for ``y < 0``
+    (zero and negative measured diagonals give a small positive ``w``). Both
+    barrier solvers start their continuation from it.
+    """
+    y = np.diag(p.y)
+    a = 2.0 * mu / np.diag(p.lam)
+    root = np.sqrt(y * y + a)
+    return np.where(y >= 0, 0.5 * (y + root), 0.5 * a / (root - y))
