@@ -174,8 +174,11 @@ def metric_grid(df: pd.DataFrame, *, datasets: list[str], variants: list[str], m
                           label=styles[v].label)
                    for v in variants if v in drawn]
         if handles:
+            # A legend column needs room for its longest label (≈0.055 in per
+            # character at the legend's font size, plus the handle), or it is cut.
+            col_width = 0.45 + 0.055 * max(len(h.get_label()) for h in handles)
             fig.legend(handles=handles, loc="outside upper center",
-                       ncols=min(len(handles), max(1, int(width // 1.4))), frameon=False)
+                       ncols=min(len(handles), max(1, int(width // col_width))), frameon=False)
     return fig
 
 
