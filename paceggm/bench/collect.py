@@ -1,4 +1,4 @@
-"""Building the tidy results table of a store (RESULTS_SCHEMA.md)."""
+"""Building the tidy results table of a store (:mod:`paceggm.bench.schema`)."""
 
 from __future__ import annotations
 

@@ -17,19 +17,12 @@ import numpy as np
 from paceggm.bench.cells import Cell
 from paceggm.bench.methods import method_spec, resolve
 from paceggm.bench.seeds import canonical_json, seed_sequence
+from paceggm.bench.schema import STORED_COLUMNS
 from paceggm.metrics import frobenius_error, mahalanobis_error
 
 __all__ = ["COLUMNS", "CellData", "prepare_data", "run_cell", "failed_row", "bound_policy"]
 
-# The tidy results table (RESULTS_SCHEMA.md), in order; ``params`` (the cell's
-# constructor parameters as canonical JSON) is an extra column for grouping by
-# anything the named columns do not cover.
-COLUMNS = (
-    "experiment", "cell_key", "dataset", "preprocessing", "n", "d", "method", "variant",
-    "solver", "use_components", "alpha", "beta", "rho", "trial", "seed", "status", "error",
-    "mahalanobis", "frobenius", "mse", "n_measured_diag", "n_measured_offdiag", "n_rounds",
-    "rho_spent", "wall_time", "solve_time", "params",
-)
+COLUMNS = STORED_COLUMNS  # the stored results table (paceggm.bench.schema)
 
 # Relative slack for the overspending check: the ledger adds floats.
 _SPEND_RTOL = 1e-9

@@ -1,7 +1,7 @@
 """Reading the harness's results tables and summarising them over trials.
 
 The figures stage reads nothing else: ``runs/<experiment>/results.parquet`` with
-the columns of the results contract (``RESULTS_SCHEMA``). Summaries use only
+the columns of the results contract (:mod:`paceggm.bench.schema`). Summaries use only
 ``status == "ok"`` rows; cells without any such row are *missing* (never run)
 or *failed* (run, every trial failed), and are reported, never interpolated.
 """
@@ -14,15 +14,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from paceggm.bench.schema import RESULT_COLUMNS
+
 from .style import PACEGGM_DEFAULTS, parse_variant
 
-#: The columns of the results contract (RESULTS_SCHEMA.md), in order.
-RESULT_COLUMNS = (
-    "experiment", "cell_key", "dataset", "preprocessing", "n", "d", "method", "variant",
-    "solver", "use_components", "alpha", "beta", "rho", "trial", "seed", "status", "error",
-    "mahalanobis", "frobenius", "mse", "n_measured_diag", "n_measured_offdiag", "n_rounds",
-    "rho_spent", "wall_time", "solve_time",
-)
 _NUMERIC = ("n", "d", "alpha", "beta", "rho", "trial", "mahalanobis", "frobenius", "mse",
             "n_measured_diag", "n_measured_offdiag", "n_rounds", "rho_spent", "wall_time", "solve_time")
 STATUSES = ("ok", "failed")
@@ -46,7 +41,7 @@ def validate_results(df: pd.DataFrame, *, source: str = "results table") -> pd.D
         raise ResultsError(f"{source}: expected a pandas DataFrame, got {type(df).__name__}")
     missing = [c for c in RESULT_COLUMNS if c not in df.columns]
     if missing:
-        raise ResultsError(f"{source}: missing columns {missing} (see RESULTS_SCHEMA.md)")
+        raise ResultsError(f"{source}: missing columns {missing} (see paceggm.bench.schema)")
     out = df.copy()
     for col in _NUMERIC:
         try:
