@@ -118,6 +118,10 @@ def reconstruct(
     use_components : bool
         Solve each connected component of the pattern separately. Components
         with a single index get the closed form ``max(y_jj, 0)`` (the μ → 0 limit).
+        Where the μ → 0 limit exists (``y`` PSD-completable) on and off give the
+        same answer (Newton: to 1e-10). Otherwise the estimate is the barrier
+        solution at ``μ_min`` in each block's own unit ``s²λ̄``, so on and off
+        differ by the effect of that μ (up to ~1e-5 relative in the tests).
     previous : Reconstruction, optional
         An earlier result of the same solver: blocks whose measurements did not
         change are reused as they are, and warm-starting solvers start from it.
