@@ -8,6 +8,8 @@ import pytest
 from paceggm import PACEGGM, pace_ggm
 from paceggm.reconstruction import SOLVERS, NewtonState, reconstruct
 from paceggm.reconstruction.problem import make_problem, natural_units
+from paceggm.bench.solver_benchmark import _random_pattern
+from paceggm.reconstruction.chordal import chordal_maxdet_completion
 
 
 def _random_cov(d: int, rng: np.random.Generator, scale: float = 1.0) -> np.ndarray:
@@ -20,14 +22,6 @@ def _lam_for(pattern: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     d = pattern.shape[0]
     lam = np.tril(np.where(pattern | np.eye(d, dtype=bool), 10 ** rng.uniform(0, 2, size=(d, d)), 0.0))
     return lam + np.tril(lam, -1).T
-
-
-def _random_pattern(d: int, n_off: int, rng: np.random.Generator) -> np.ndarray:
-    rows, cols = np.tril_indices(d, -1)
-    pick = rng.choice(rows.size, n_off, replace=False)
-    pat = np.zeros((d, d), dtype=bool)
-    pat[rows[pick], cols[pick]] = True
-    return pat | pat.T | np.eye(d, dtype=bool)
 
 
 def _noisy(cov: np.ndarray, pattern: np.ndarray, noise: float, rng: np.random.Generator) -> np.ndarray:
@@ -109,18 +103,6 @@ def test_kkt_conditions_at_a_barrier_solution(seed, mu_min):
     assert np.max(np.abs(W - target)[pattern]) <= max(1e-12, floor) * np.abs(y).max()
 
 
-def _maxdet_chordal(sigma: np.ndarray, cliques, separators) -> np.ndarray:
-    """Closed form ``P = Σ_C [Σ_C⁻¹]⁰ − Σ_Sep [Σ_Sep⁻¹]⁰`` of the max-det completion."""
-    P = np.zeros_like(sigma)
-    for C in cliques:
-        ix = np.ix_(C, C)
-        P[ix] += np.linalg.inv(sigma[ix])
-    for S in separators:
-        ix = np.ix_(S, S)
-        P[ix] -= np.linalg.inv(sigma[ix])
-    return np.linalg.inv(P)
-
-
 def _banded(d: int, b: int):
     cliques = [list(range(i, i + b + 1)) for i in range(d - b)]
     separators = [list(range(i + 1, i + b + 1)) for i in range(d - b - 1)]
@@ -148,7 +130,7 @@ def test_chordal_patterns_match_the_closed_form(kind):
     else:
         pattern, cliques, seps = _tree(d, rng)
     sigma = _random_cov(d, rng)
-    expected = _maxdet_chordal(sigma, cliques, seps)
+    expected = chordal_maxdet_completion(sigma, cliques, seps)
     y = np.where(pattern, sigma, 0.0)
     lam = _lam_for(pattern, rng)
     rec = reconstruct(y, lam, solver="newton")

@@ -5,6 +5,7 @@ import pytest
 
 from paceggm import SOLVERS, reconstruct
 from paceggm.reconstruction import pattern_components
+from paceggm.reconstruction.chordal import chordal_maxdet_completion
 
 # Relative accuracy each max-entropy solver promises on well-posed problems.
 # IPM-Cholesky is first-order and stalls (see its module docstring).
@@ -25,16 +26,6 @@ def path_pattern(d):
     return lam
 
 
-def chordal_maxdet(S, cliques, separators):
-    """Closed form: P = Σ_C [S_C⁻¹]⁰ − Σ_sep [S_sep⁻¹]⁰ for a chordal pattern."""
-    P = np.zeros_like(S)
-    for c in cliques:
-        P[np.ix_(c, c)] += np.linalg.inv(S[np.ix_(c, c)])
-    for s in separators:
-        P[np.ix_(s, s)] -= np.linalg.inv(S[np.ix_(s, s)])
-    return np.linalg.inv(P)
-
-
 def relerr(a, b):
     return np.abs(a - b).max() / np.abs(b).max()
 
@@ -45,7 +36,7 @@ def test_noise_free_path_pattern_gives_closed_form_completion(solver):
     S = random_cov(d, 0)
     lam = path_pattern(d)
     y = np.where(lam > 0, S, 0.0)
-    truth = chordal_maxdet(S, [[j, j + 1] for j in range(d - 1)], [[j] for j in range(1, d - 1)])
+    truth = chordal_maxdet_completion(S, [[j, j + 1] for j in range(d - 1)], [[j] for j in range(1, d - 1)])
     rec = reconstruct(y, lam, solver=solver)
     assert relerr(rec.covariance, truth) < TOL[solver]
     # The inverse vanishes off the pattern (to the solver's accuracy).
@@ -62,7 +53,7 @@ def test_noise_free_two_clique_pattern(solver):
     for c in ([0, 1, 2], [2, 3, 4]):
         lam[np.ix_(c, c)] = 1.0
     y = np.where(lam > 0, S, 0.0)
-    truth = chordal_maxdet(S, [[0, 1, 2], [2, 3, 4]], [[2]])
+    truth = chordal_maxdet_completion(S, [[0, 1, 2], [2, 3, 4]], [[2]])
     assert relerr(reconstruct(y, lam, solver=solver).covariance, truth) < TOL[solver]
 
 
