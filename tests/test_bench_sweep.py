@@ -255,3 +255,20 @@ def test_quick_recipe_runs_every_method_end_to_end(tmp_path):
     assert len(reg) == 2 and np.isfinite(reg["mse"]).all() and reg["mahalanobis"].isna().all()
     assert reg.loc[reg["method"] == "paceggm_regression", "n_rounds"].notna().all()
     assert (df["rho_spent"] <= 1.0 + 1e-12).all() and (df["rho_spent"] > 0.999).all()
+
+
+def test_cheapest_first_dispatch_orders_by_rho_then_d_and_rejects_unknown_orders():
+    from types import SimpleNamespace
+
+    from paceggm.bench.runner import _dispatch_order
+
+    cfg = to_plain(compose_config(["experiment=solver", "trials=1"]))
+    cells = expand(cfg)
+    widths = {"adult": 6, "life_expectancy": 15, "ibm": 23, "spambase": 58, "communities_crime": 102}
+    data = {k: SimpleNamespace(X=np.zeros((2, d))) for k, d in widths.items()}
+    ordered = _dispatch_order(cells, data, "cheapest_first")
+    costs = [(c.rho, widths[c.dataset]) for c in ordered]
+    assert costs == sorted(costs) and sorted(c.key for c in ordered) == sorted(c.key for c in cells)
+    assert [c.key for c in _dispatch_order(cells, data, "shuffled")] == sorted(c.key for c in cells)
+    with pytest.raises(ValueError, match="cheapest_first"):
+        _dispatch_order(cells, data, "fastest")

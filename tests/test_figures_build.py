@@ -14,15 +14,19 @@ from paceggm.bench.figures.report import write_report
 from paceggm.bench.figures.results import datasets_by_d, validate_results
 from paceggm.bench.figures.synthetic import synthetic_results, write_synthetic_store
 
-FIGURES = ["main_comparison", "main_comparison_all", "solver_ipm_vs_pgd", "components",
+FIGURES = ["main_comparison", "main_comparison_all", "main_comparison_strict", "solver_ipm_vs_pgd", "components",
            "hyperparameters", "regression"]
 TABLES = ["measurements", "runtime", "hyperparameters_best_mahalanobis",
           "hyperparameters_best_frobenius", "hyperparameters_wins"]
 SMALL = dict(datasets=("adult", "ibm"), rhos=(0.01, 0.1, 1.0), trials=2)
 
 
-def expected_files(out, formats=("pdf", "png")):
-    return ([out / f"{f}.{fmt}" for f in FIGURES for fmt in formats]
+# ``quick`` runs the paper preprocessing only: the strict comparison needs ``main_strict``.
+NOT_FROM_QUICK = ("main_comparison_strict",)
+
+
+def expected_files(out, formats=("pdf", "png"), figures=FIGURES):
+    return ([out / f"{f}.{fmt}" for f in figures for fmt in formats]
             + [out / "tables" / f"{t}.{ext}" for t in TABLES for ext in ("md", "tex")]
             + [out / "REPORT.md"])
 
@@ -49,7 +53,8 @@ def test_every_artifact_builds_from_the_dedicated_experiments(dedicated):
     log, report = dedicated
     _check_files(expected_files(log.out))
     sources = {a.name: a.source for a in log.artifacts}
-    assert sources == {"main_comparison": "main", "main_comparison_all": "main", "solver_ipm_vs_pgd": "solver",
+    assert sources == {"main_comparison": "main", "main_comparison_all": "main",
+                       "main_comparison_strict": "main_strict", "solver_ipm_vs_pgd": "solver",
                        "components": "components", "hyperparameters": "hyperparameters",
                        "regression": "regression", "measurements": "measurements", "runtime": "runtime",
                        "hyperparameters_tables": "hyperparameters", "datasets": None}
@@ -60,6 +65,13 @@ def test_every_artifact_builds_from_the_dedicated_experiments(dedicated):
         assert f"(tables/{t}.md)" in text
     # the data-set table is the data stage's: absent here, so listed as not built
     assert "## Not built" in text and "datasets.md not found" in text
+
+
+def test_strict_comparison_shows_the_strict_rows_and_paper_figures_the_paper_rows(dedicated):
+    log, _ = dedicated
+    prep = {a.name: a.preprocessing for a in log.artifacts if a.kind == "figure"}
+    assert prep["main_comparison_strict"] == "strict"
+    assert prep["main_comparison"] == prep["main_comparison_all"] == "paper"
 
 
 def test_configured_main_data_sets_are_ordered_by_d_and_absent_ones_reported(dedicated):
@@ -78,8 +90,10 @@ def test_everything_builds_from_the_quick_experiment_alone(tmp_path):
     out = tmp_path / "figures"
     log = build_all(tmp_path / "runs", out, FiguresConfig(formats=("png",)))
     write_report(log)
-    _check_files(expected_files(out, formats=("png",)))
-    assert {a.source for a in log.artifacts if a.name != "datasets"} == {"quick"}
+    _check_files(expected_files(out, formats=("png",), figures=[f for f in FIGURES if f not in NOT_FROM_QUICK]))
+    assert {a.source for a in log.artifacts if a.name not in ("datasets", *NOT_FROM_QUICK)} == {"quick"}
+    assert "no results table for main_strict" in next(a.skipped for a in log.artifacts
+                                                      if a.name == "main_comparison_strict")
 
 
 def test_cli_builds_pdf_and_png_and_includes_the_data_set_table(tmp_path, capsys):
@@ -89,9 +103,10 @@ def test_cli_builds_pdf_and_png_and_includes_the_data_set_table(tmp_path, capsys
     (out / "tables").mkdir(parents=True)
     (out / "tables" / "datasets.md").write_text("| key | n | d |\n|---|---:|---:|\n| adult | 48842 | 6 |\n")
     assert cli(["--runs", str(tmp_path / "runs"), "--out", str(out), "--spread", "sd"]) == 0
-    _check_files(expected_files(out))
+    _check_files(expected_files(out, figures=[f for f in FIGURES if f not in NOT_FROM_QUICK]))
     report = (out / "REPORT.md").read_text(encoding="utf-8")
-    assert "| adult | 48842 | 6 |" in report and "## Not built" not in report
+    assert "| adult | 48842 | 6 |" in report
+    assert report.count("## Not built") == 1 and "no results table for main_strict" in report
     assert "band: ±1 standard deviation" in report
     assert "built   main_comparison from quick" in capsys.readouterr().out
 
@@ -274,7 +289,7 @@ def test_everything_builds_from_the_harness_quick_output(tmp_path):
     shutil.copy(HARNESS_QUICK, runs / "quick" / "results.parquet")
     out = tmp_path / "figures"
     assert cli(["--runs", str(runs), "--out", str(out), "--formats", "png"]) == 0
-    _check_files(expected_files(out, formats=("png",)))
+    _check_files(expected_files(out, formats=("png",), figures=[f for f in FIGURES if f not in NOT_FROM_QUICK]))
     raw = pd.read_parquet(HARNESS_QUICK)
     report = (out / "REPORT.md").read_text(encoding="utf-8")
     ok = int((raw["status"] == "ok").sum())

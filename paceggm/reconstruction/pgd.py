@@ -10,6 +10,15 @@ Iterations use Nesterov/FISTA momentum by default (``accelerated=False`` gives
 the plain method): both converge to a minimiser, the accelerated one in far fewer
 eigendecompositions, which is what makes the solver comparison affordable.
 
+The iteration stops when a step moves ``W`` by less than ``tol = 1e-6`` of its
+norm. The limit of the iteration is the minimiser PGD reports, and stopping
+earlier on the same path only truncates it: on blocks of d = 26 and 62 from a
+communities_crime run (ρ = 1) the answer lies within 6e-4–9e-4 (relative
+Frobenius) of the path's limit, with 4× fewer eigendecompositions than
+``tol = 1e-8`` (which is within 3e-5–5e-5) — the same accuracy as the IPM
+reference's stall level (~1e-3), and what makes PGD's cells affordable at large
+ρ, where a run solves hundreds of blocks of d ≈ 90.
+
 With the component decomposition on, entries across components are fixed at 0;
 with it off and unmeasured entries started at 1 they are free to stay non-zero,
 so for ``init_value=1`` the two settings generally return *different* minimisers.
@@ -36,7 +45,7 @@ def solve_pgd(
     *,
     init=None,
     init_value: float = 0.0,
-    tol: float = 1e-8,
+    tol: float = 1e-6,
     maxiter: int = 20000,
     accelerated: bool = True,
 ) -> BlockSolution:

@@ -212,6 +212,13 @@ def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = 
                                        f"({_enumerate(labels)}) on every data set, ordered by d; {spread}.",
             select=lambda df: select_variants(_covariance_rows(df)),
             metrics=ERRORS)
+    _figure(log, config, tables_, name="main_comparison_strict", artifact="main_comparison_strict",
+            title="Main comparison under strict preprocessing (the bound B = 1 holds)",
+            description=lambda labels: f"As the all-data-set comparison, with every column divided by "
+                                       f"its max |x| so the declared bound holds ({_enumerate(labels)}); "
+                                       f"{spread}.",
+            select=lambda df: select_variants(_covariance_rows(df)),
+            metrics=ERRORS)
     _figure(log, config, tables_, name="solver_ipm_vs_pgd", artifact="solver",
             title="Solver: IPM-Cholesky vs projected gradient descent",
             description=lambda labels: f"Both errors and the total solver time per trial vs ρ for "

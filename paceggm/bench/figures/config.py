@@ -19,6 +19,7 @@ MAIN_DATASETS = ("adult", "life_expectancy", "ibm", "bank32nh", "spambase")
 DEFAULT_SOURCES = {
     "main_comparison": ("main", "quick", "demo"),
     "main_comparison_all": ("main", "quick", "demo"),
+    "main_comparison_strict": ("main_strict",),
     "solver": ("solver", "quick"),
     "components": ("components", "quick"),
     "hyperparameters": ("hyperparameters", "quick"),
