@@ -16,18 +16,23 @@ from paceggm.bench.figures.synthetic import synthetic_results, write_synthetic_s
 
 FIGURES = ["main_comparison", "main_comparison_all", "main_comparison_strict", "solver_ipm_vs_pgd", "components",
            "hyperparameters", "regression"]
+CLAIMS = [f"{kind}_{m}" for m in ("mahalanobis", "frobenius") for kind in ("winners", "gain_over_ssp")]
 TABLES = ["measurements", "runtime", "hyperparameters_best_mahalanobis",
-          "hyperparameters_best_frobenius", "hyperparameters_wins"]
+          "hyperparameters_best_frobenius", "hyperparameters_wins", *CLAIMS, *(f"{c}_strict" for c in CLAIMS)]
 SMALL = dict(datasets=("adult", "ibm"), rhos=(0.01, 0.1, 1.0), trials=2)
 
 
 # ``quick`` runs the paper preprocessing only: the strict comparison needs ``main_strict``.
-NOT_FROM_QUICK = ("main_comparison_strict",)
+NOT_FROM_QUICK = ("main_comparison_strict", "claims_strict", *(f"{c}_strict" for c in CLAIMS))
 
 
-def expected_files(out, formats=("pdf", "png"), figures=FIGURES):
+FROM_QUICK = dict(figures=[f for f in FIGURES if f not in NOT_FROM_QUICK],
+                  tables_=[t for t in TABLES if t not in NOT_FROM_QUICK])
+
+
+def expected_files(out, formats=("pdf", "png"), figures=FIGURES, tables_=TABLES):
     return ([out / f"{f}.{fmt}" for f in figures for fmt in formats]
-            + [out / "tables" / f"{t}.{ext}" for t in TABLES for ext in ("md", "tex")]
+            + [out / "tables" / f"{t}.{ext}" for t in tables_ for ext in ("md", "tex")]
             + [out / "REPORT.md"])
 
 
@@ -55,6 +60,7 @@ def test_every_artifact_builds_from_the_dedicated_experiments(dedicated):
     sources = {a.name: a.source for a in log.artifacts}
     assert sources == {"main_comparison": "main", "main_comparison_all": "main",
                        "main_comparison_strict": "main_strict", "solver_ipm_vs_pgd": "solver",
+                       "claims": "main", "claims_strict": "main_strict",
                        "components": "components", "hyperparameters": "hyperparameters",
                        "regression": "regression", "measurements": "measurements", "runtime": "runtime",
                        "hyperparameters_tables": "hyperparameters", "datasets": None}
@@ -90,7 +96,7 @@ def test_everything_builds_from_the_quick_experiment_alone(tmp_path):
     out = tmp_path / "figures"
     log = build_all(tmp_path / "runs", out, FiguresConfig(formats=("png",)))
     write_report(log)
-    _check_files(expected_files(out, formats=("png",), figures=[f for f in FIGURES if f not in NOT_FROM_QUICK]))
+    _check_files(expected_files(out, formats=("png",), **FROM_QUICK))
     assert {a.source for a in log.artifacts if a.name not in ("datasets", *NOT_FROM_QUICK)} == {"quick"}
     assert "no results table for main_strict" in next(a.skipped for a in log.artifacts
                                                       if a.name == "main_comparison_strict")
@@ -103,7 +109,7 @@ def test_cli_builds_pdf_and_png_and_includes_the_data_set_table(tmp_path, capsys
     (out / "tables").mkdir(parents=True)
     (out / "tables" / "datasets.md").write_text("| key | n | d |\n|---|---:|---:|\n| adult | 48842 | 6 |\n")
     assert cli(["--runs", str(tmp_path / "runs"), "--out", str(out), "--spread", "sd"]) == 0
-    _check_files(expected_files(out, figures=[f for f in FIGURES if f not in NOT_FROM_QUICK]))
+    _check_files(expected_files(out, **FROM_QUICK))
     report = (out / "REPORT.md").read_text(encoding="utf-8")
     assert "| adult | 48842 | 6 |" in report
     assert report.count("## Not built") == 1 and "no results table for main_strict" in report
@@ -289,7 +295,7 @@ def test_everything_builds_from_the_harness_quick_output(tmp_path):
     shutil.copy(HARNESS_QUICK, runs / "quick" / "results.parquet")
     out = tmp_path / "figures"
     assert cli(["--runs", str(runs), "--out", str(out), "--formats", "png"]) == 0
-    _check_files(expected_files(out, formats=("png",), figures=[f for f in FIGURES if f not in NOT_FROM_QUICK]))
+    _check_files(expected_files(out, formats=("png",), **FROM_QUICK))
     raw = pd.read_parquet(HARNESS_QUICK)
     report = (out / "REPORT.md").read_text(encoding="utf-8")
     ok = int((raw["status"] == "ok").sum())

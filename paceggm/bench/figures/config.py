@@ -20,6 +20,8 @@ DEFAULT_SOURCES = {
     "main_comparison": ("main", "quick", "demo"),
     "main_comparison_all": ("main", "quick", "demo"),
     "main_comparison_strict": ("main_strict",),
+    "claims": ("main", "quick", "demo"),
+    "claims_strict": ("main_strict",),
     "solver": ("solver", "quick"),
     "components": ("components", "quick"),
     "hyperparameters": ("hyperparameters", "quick"),
