@@ -16,7 +16,8 @@ from paceggm.bench.figures.synthetic import synthetic_results, write_synthetic_s
 
 FIGURES = ["main_comparison", "main_comparison_all", "main_comparison_strict", "solver_ipm_vs_pgd", "components",
            "hyperparameters", "regression"]
-CLAIMS = [f"{kind}_{m}" for m in ("mahalanobis", "frobenius") for kind in ("winners", "gain_over_ssp")]
+CLAIMS = [f"{kind}_{m}" for m in ("mahalanobis", "frobenius")
+          for kind in ("winners", "winners_all", "gain_over_ssp")]
 TABLES = ["measurements", "runtime", "hyperparameters_best_mahalanobis",
           "hyperparameters_best_frobenius", "hyperparameters_wins", *CLAIMS, *(f"{c}_strict" for c in CLAIMS)]
 SMALL = dict(datasets=("adult", "ibm"), rhos=(0.01, 0.1, 1.0), trials=2)

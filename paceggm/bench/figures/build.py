@@ -271,12 +271,16 @@ def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = 
                                     ("claims_strict", "_strict", "strict preprocessing")):
         _tables(log, config, tables_, name=artifact, artifact=artifact,
                 title=f"The publication's claims, main comparison ({label})",
-                description="Who wins per data set and ρ, and PACE-GGM's gain over SSP (the Gaussian "
-                            "mechanism) with its median and rank correlation with d per ρ, on both errors.",
+                description="Who wins per data set and ρ (among the main text's methods, then with "
+                            "every method run with default parameters), and PACE-GGM's gain over SSP (the "
+                            "Gaussian mechanism) with its median and rank correlation with d per ρ, on "
+                            "both errors.",
                 select=lambda df: select_variants(_covariance_rows(df)),
                 make=lambda rows, suffix=suffix: [
                     t for m in ERRORS
-                    for t in (claims.winners_table(rows, m, name=f"winners_{m}{suffix}"),
+                    for t in (claims.winners_table(rows[rows["variant"].isin(main_methods)], m,
+                                                   name=f"winners_{m}{suffix}"),
+                              claims.winners_table(rows, m, name=f"winners_all_{m}{suffix}"),
                               claims.gain_table(rows, m, name=f"gain_over_ssp_{m}{suffix}"))],
                 metrics=ERRORS)
 

@@ -5,7 +5,9 @@ the Gaussian mechanism and other baselines, particularly in high-dimensional and
 low-to-moderate privacy regimes". Three tables test it on the main comparison:
 
 * :func:`winners_table` — which method has the smallest mean error per data set
-  and ρ, and by how much (its error relative to the runner-up's);
+  and ρ, and by how much (its error relative to the runner-up's); built among
+  the main text's methods and again with the diagonal baseline, which the
+  publication shows only in its all-data-set figure;
 * :func:`gain_table` — the gain over a reference method (SSP, the Gaussian
   mechanism): the reference's mean error divided by the method's, per data set
   (rows ordered by d) and ρ, with two summary rows per ρ: the median gain over
@@ -64,9 +66,10 @@ def winners_table(df: pd.DataFrame, metric: str, *, name: str | None = None) -> 
         text.loc[_dataset_row_label(ds, d), rho_label(rho)] = (
             f"{label} ({fmt_sig(ratio, 2)})" if np.isfinite(ratio) else label)
     data = pd.DataFrame(rows, columns=["dataset", "rho", "winner", "runner_up", "ratio", "n_methods"])
+    among = ", ".join(style.variant_style(v).label for v in style.variant_order(df["variant"].unique()))
     return Table(name or f"winners_{metric}",
-                 f"Method with the smallest mean {metric} error per data set and ρ; in brackets its "
-                 f"mean error divided by the runner-up's.", text, data)
+                 f"Method with the smallest mean {metric} error per data set and ρ, among {among}; in "
+                 f"brackets its mean error divided by the runner-up's.", text, data)
 
 
 def gain_table(df: pd.DataFrame, metric: str, *, method: str = "paceggm", reference: str = "ssp",
