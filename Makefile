@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install demo test bench clean data-stats reproduce reproduce-quick figures collect
+.PHONY: install demo test bench clean data-stats reproduce reproduce-quick figures collect results
 
 install: $(INSTALLED)
 
@@ -35,13 +35,24 @@ reproduce-quick: install
 	$(BENCH) run experiment=quick $(BENCH_ARGS)
 	$(MAKE) figures
 
-# Every SPEC §8 experiment, then the figures. Resumable: rerun after an interruption.
+# Every SPEC §8 experiment, then the committed results tables and the figures.
+# Resumable: rerun after an interruption; finished cells are kept.
 reproduce: install
 	set -e; for e in $(EXPERIMENTS); do $(BENCH) run experiment=$$e $(BENCH_ARGS); done
+	$(MAKE) results
 	$(MAKE) figures
 
+# Figures read results tables only: `make figures RUNS=figures/results` redraws every
+# figure and table from the committed tables of the full reproduction, without running.
+RUNS ?= runs
 figures: install
-	$(PY) -m paceggm.bench.figures --runs runs --out figures
+	$(PY) -m paceggm.bench.figures --runs $(RUNS) --out figures
+
+# Copy the collected results table of each experiment to figures/results/<experiment>/
+# (small, committed: the reproduction's numbers without rerunning it).
+results:
+	for e in $(EXPERIMENTS); do if [ -f runs/$$e/results.parquet ]; then \
+	  mkdir -p figures/results/$$e && cp runs/$$e/results.parquet figures/results/$$e/; fi; done
 
 # Rebuild results.parquet of every recipe that has a store, reporting missing cells.
 collect: install
