@@ -206,19 +206,18 @@ def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = 
             select=lambda df: select_variants(_covariance_rows(df), methods=main_methods),
             metrics=ERRORS, datasets=list(config.main_datasets),
             expected_variants=config.main_methods)
-    _figure(log, config, tables_, name="main_comparison_all", artifact="main_comparison_all",
-            title="Main comparison (all data sets, with the diagonal baseline)",
-            description=lambda labels: f"Both errors vs ρ of every method run with default parameters "
-                                       f"({_enumerate(labels)}) on every data set, ordered by d; {spread}.",
-            select=lambda df: select_variants(_covariance_rows(df)),
-            metrics=ERRORS)
-    _figure(log, config, tables_, name="main_comparison_strict", artifact="main_comparison_strict",
-            title="Main comparison under strict preprocessing (the bound B = 1 holds)",
-            description=lambda labels: f"As the all-data-set comparison, with every column divided by "
-                                       f"its max |x| so the declared bound holds ({_enumerate(labels)}); "
-                                       f"{spread}.",
-            select=lambda df: select_variants(_covariance_rows(df)),
-            metrics=ERRORS)
+    every_method = (
+        ("main_comparison_all", "Main comparison (all data sets, with the diagonal baseline)",
+         "Both errors vs ρ of every method run with default parameters ({}) on every data set, "
+         "ordered by d; {}."),
+        ("main_comparison_strict", "Main comparison under strict preprocessing (the bound B = 1 holds)",
+         "As the all-data-set comparison, with every column divided by its max |x| so the declared "
+         "bound holds ({}); {}."),
+    )
+    for name, title, words in every_method:
+        _figure(log, config, tables_, name=name, artifact=name, title=title,
+                description=lambda labels, words=words: words.format(_enumerate(labels), spread),
+                select=lambda df: select_variants(_covariance_rows(df)), metrics=ERRORS)
     _figure(log, config, tables_, name="solver_ipm_vs_pgd", artifact="solver",
             title="Solver: IPM-Cholesky vs projected gradient descent",
             description=lambda labels: f"Both errors and the total solver time per trial vs ρ for "
