@@ -257,7 +257,7 @@ def test_quick_recipe_runs_every_method_end_to_end(tmp_path):
     assert (df["rho_spent"] <= 1.0 + 1e-12).all() and (df["rho_spent"] > 0.999).all()
 
 
-def test_cheapest_first_dispatch_orders_by_rho_then_d_and_rejects_unknown_orders():
+def test_cheapest_first_dispatch_orders_by_rho_then_d():
     from types import SimpleNamespace
 
     from paceggm.bench.runner import _dispatch_order
@@ -270,5 +270,12 @@ def test_cheapest_first_dispatch_orders_by_rho_then_d_and_rejects_unknown_orders
     costs = [(c.rho, widths[c.dataset]) for c in ordered]
     assert costs == sorted(costs) and sorted(c.key for c in ordered) == sorted(c.key for c in cells)
     assert [c.key for c in _dispatch_order(cells, data, "shuffled")] == sorted(c.key for c in cells)
+
+
+def test_unknown_dispatch_order_fails_before_the_store_is_created(tmp_path):
+    from paceggm.bench.runner import run_sweep
+
+    cfg = to_plain(compose_config(["experiment=quick", f"runs_dir={tmp_path}", "order=fastest"]))
     with pytest.raises(ValueError, match="cheapest_first"):
-        _dispatch_order(cells, data, "fastest")
+        run_sweep(cfg)
+    assert not (tmp_path / "quick").exists()

@@ -202,11 +202,9 @@ def _dispatch_order(cells: Sequence[Cell], data: Mapping, order: str) -> list[Ce
     at a deadline leaves whole low-cost (data set, ρ) columns done, not a random
     scatter of cells; resuming it finishes the rest.
     """
-    if order == "shuffled":
-        return sorted(cells, key=lambda c: c.key)
     if order == "cheapest_first":
         return sorted(cells, key=lambda c: (c.rho, data[c.dataset].X.shape[1], c.key))
-    raise ValueError(f"order must be one of {DISPATCH_ORDERS}, got {order!r}")
+    return sorted(cells, key=lambda c: c.key)
 
 
 def run_sweep(
@@ -242,6 +240,9 @@ def run_sweep(
     t_start = time.perf_counter()
     name = cfg["name"]
     cells = expand(cfg)
+    order = cfg.get("order", "shuffled")
+    if order not in DISPATCH_ORDERS:  # a config error: fail before opening the store or loading data
+        raise ValueError(f"order must be one of {DISPATCH_ORDERS}, got {order!r}")
     if loader is None:
         resolve_loader(cfg.get("loader"))  # a bad loader name is a config error: fail before opening the store
     store = store_for(cfg)
@@ -283,7 +284,7 @@ def run_sweep(
             for c in ds_cells:
                 record(failed_row(c, name, error))
 
-    runnable = _dispatch_order([c for c in todo if c.dataset in data], data, cfg.get("order", "shuffled"))
+    runnable = _dispatch_order([c for c in todo if c.dataset in data], data, order)
     show = cfg.get("progress", True) if progress is None else progress
     test_fraction = float(cfg.get("test_fraction", 0.2))
     if runnable:

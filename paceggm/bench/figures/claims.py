@@ -24,7 +24,7 @@ import pandas as pd
 
 from . import style
 from .results import datasets_by_d, dims, summarize
-from .tables import MISSING, Table, _dataset_row_label, fmt_sig, rho_label
+from .tables import MISSING, Table, dataset_row_label, fmt_sig, rho_label
 
 __all__ = ["gain_table", "spearman", "winners_table"]
 
@@ -52,18 +52,18 @@ def winners_table(df: pd.DataFrame, metric: str, *, name: str | None = None) -> 
     means = _means(df, metric)
     order, d = datasets_by_d(df), dims(df)
     rhos = sorted(df["rho"].unique())
-    text = pd.DataFrame(MISSING, index=[_dataset_row_label(x, d) for x in order],
+    text = pd.DataFrame(MISSING, index=[dataset_row_label(x, d) for x in order],
                         columns=[rho_label(r) for r in rhos])
     text.index.name = "data set"
     rows = []
     for (ds, rho), group in means.groupby(level=["dataset", "rho"]):
         ranked = group.droplevel(["dataset", "rho"]).sort_values()
-        winner = ranked.index[0]
-        ratio = ranked.iloc[0] / ranked.iloc[1] if len(ranked) > 1 and ranked.iloc[1] > 0 else np.nan
-        rows.append(dict(dataset=ds, rho=rho, winner=winner, runner_up=ranked.index[1] if len(ranked) > 1 else None,
-                         ratio=ratio, n_methods=len(ranked)))
+        winner, runner_up = ranked.index[0], (ranked.index[1] if len(ranked) > 1 else None)
+        ratio = ranked.iloc[0] / ranked.iloc[1] if runner_up is not None and ranked.iloc[1] > 0 else np.nan
+        rows.append(dict(dataset=ds, rho=rho, winner=winner, runner_up=runner_up, ratio=ratio,
+                         n_methods=len(ranked)))
         label = style.variant_style(winner).label
-        text.loc[_dataset_row_label(ds, d), rho_label(rho)] = (
+        text.loc[dataset_row_label(ds, d), rho_label(rho)] = (
             f"{label} ({fmt_sig(ratio, 2)})" if np.isfinite(ratio) else label)
     data = pd.DataFrame(rows, columns=["dataset", "rho", "winner", "runner_up", "ratio", "n_methods"])
     among = ", ".join(style.variant_style(v).label for v in style.variant_order(df["variant"].unique()))
@@ -90,11 +90,11 @@ def gain_table(df: pd.DataFrame, metric: str, *, method: str = "paceggm", refere
             if np.isfinite(a) and np.isfinite(b) and b > 0:
                 gains.append(dict(dataset=ds, d=d.get(ds, np.nan), rho=rho, gain=a / b))
     data = pd.DataFrame(gains, columns=["dataset", "d", "rho", "gain"])
-    text = pd.DataFrame(MISSING, index=[_dataset_row_label(x, d) for x in order] + ["median", "Spearman(d, gain)"],
+    text = pd.DataFrame(MISSING, index=[dataset_row_label(x, d) for x in order] + ["median", "Spearman(d, gain)"],
                         columns=[rho_label(r) for r in rhos])
     text.index.name = "data set"
     for row in data.itertuples():
-        text.loc[_dataset_row_label(row.dataset, d), rho_label(row.rho)] = fmt_sig(row.gain, 3)
+        text.loc[dataset_row_label(row.dataset, d), rho_label(row.rho)] = fmt_sig(row.gain, 3)
     for rho, group in data.groupby("rho"):
         text.loc["median", rho_label(rho)] = fmt_sig(float(group["gain"].median()), 3)
         rs = spearman(group["d"], group["gain"])

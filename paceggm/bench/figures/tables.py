@@ -45,7 +45,7 @@ def fmt_sig(x: float, digits: int = 3) -> str:
     return f"{x:.{digits - 1}e}"
 
 
-def _dataset_row_label(ds: str, d: dict) -> str:
+def dataset_row_label(ds: str, d: dict) -> str:
     return f"{ds} (d={d[ds]})" if ds in d else ds
 
 
@@ -61,13 +61,13 @@ def measurements_table(df: pd.DataFrame) -> Table:
     order = datasets_by_d(df)
     rhos = sorted(df["rho"].unique())
     d = dims(df)
-    text = pd.DataFrame(MISSING, index=[_dataset_row_label(x, d) for x in order],
+    text = pd.DataFrame(MISSING, index=[dataset_row_label(x, d) for x in order],
                         columns=[rho_label(r) for r in rhos])
     text.index.name = "data set"
     for (ds, rho), row in s.iterrows():
         nd = diag.get((ds, rho), np.nan)
         nd_text = f"{nd:.0f}" if np.isfinite(nd) and float(nd).is_integer() else fmt_sig(nd)
-        text.loc[_dataset_row_label(ds, d), rho_label(rho)] = f"{nd_text} + {row['mean']:.1f}"
+        text.loc[dataset_row_label(ds, d), rho_label(rho)] = f"{nd_text} + {row['mean']:.1f}"
     data = s.reset_index().rename(columns={"mean": "offdiag_mean"})
     data["diag_mean"] = [diag.get((a, b), np.nan) for a, b in zip(data["dataset"], data["rho"])]
     return Table("measurements",
@@ -85,7 +85,7 @@ def runtime_table(df: pd.DataFrame, metric: str = "wall_time") -> Table:
     several = len(variants) > 1
     rows = [(ds, v) for ds in order for v in variants
             if ((df["dataset"] == ds) & (df["variant"] == v)).any()]
-    labels = [_dataset_row_label(ds, d) + (f", {style.variant_style(v).label}" if several else "")
+    labels = [dataset_row_label(ds, d) + (f", {style.variant_style(v).label}" if several else "")
               for ds, v in rows]
     text = pd.DataFrame(MISSING, index=labels, columns=[rho_label(r) for r in rhos])
     text.index.name = "data set" + (", method" if several else "")
@@ -128,7 +128,7 @@ def best_hyperparameters(df: pd.DataFrame, metrics=("mahalanobis", "frobenius")
                         columns=list(metrics))
     for metric in metrics:
         s = summarize(df, metric, by=("dataset", "rho", "alpha", "beta"))
-        text = pd.DataFrame(MISSING, index=[_dataset_row_label(x, d) for x in order],
+        text = pd.DataFrame(MISSING, index=[dataset_row_label(x, d) for x in order],
                             columns=[rho_label(r) for r in rhos])
         text.index.name = "data set"
         records = []
@@ -136,7 +136,7 @@ def best_hyperparameters(df: pd.DataFrame, metrics=("mahalanobis", "frobenius")
             g = g.reset_index().sort_values(["mean", "alpha", "beta"])
             a, b = float(g.iloc[0]["alpha"]), float(g.iloc[0]["beta"])
             incomplete = len(g) < len(pairs)
-            text.loc[_dataset_row_label(ds, d), rho_label(rho)] = \
+            text.loc[dataset_row_label(ds, d), rho_label(rho)] = \
                 f"({a:g}, {b:g})" + ("*" if incomplete else "")
             wins.loc[(a, b), metric] += 1
             records.append({"dataset": ds, "rho": rho, "alpha": a, "beta": b,
