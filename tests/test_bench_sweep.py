@@ -179,6 +179,22 @@ def test_resume_with_an_incompatible_config_is_refused(tmp_path):
         run_sweep(_cfg(tmp_path, "datasets=[syn1]", "trials=1", "rho=[1.0]", "preprocessing=strict"))
 
 
+def test_resume_after_a_solver_default_changed_is_refused(tmp_path, monkeypatch):
+    """Tolerances live in the library, not the config: the store still sees them change."""
+    from functools import partial
+
+    from paceggm.reconstruction import SOLVERS, SolverSpec
+    from paceggm.reconstruction.pgd import solve_pgd
+
+    cfg = _cfg(tmp_path, "datasets=[syn1]", "trials=1", "rho=[1.0]")
+    run_sweep(cfg)
+    manifest = json.loads((store_for(cfg).root / "manifest.json").read_text())
+    assert manifest["fingerprint"]["solver_defaults"]["pgd0"]["tol"] == solve_pgd.__kwdefaults__["tol"]
+    monkeypatch.setitem(SOLVERS, "pgd0", SolverSpec(partial(solve_pgd, init_value=0.0, tol=1e-9), max_entropy=False))
+    with pytest.raises(IncompatibleRunError, match=r"solver_defaults: stored .*'tol': 3e-06.*requested .*'tol': 1e-09"):
+        run_sweep(cfg)
+
+
 def test_sweep_killed_with_sigkill_resumes_without_losing_or_duplicating_cells(tmp_path):
     # pgd1 on these data takes ~0.1-1 s a cell: slow enough to be killed in the middle.
     args = [*BASE, f"runs_dir={tmp_path}", "datasets=[syn1,bc]", "trials=4",
@@ -257,7 +273,7 @@ def test_quick_recipe_runs_every_method_end_to_end(tmp_path):
     assert (df["rho_spent"] <= 1.0 + 1e-12).all() and (df["rho_spent"] > 0.999).all()
 
 
-def test_cheapest_first_dispatch_orders_by_rho_then_d():
+def test_cost_ordered_dispatch_sorts_by_rho_then_d():
     from types import SimpleNamespace
 
     from paceggm.bench.runner import _dispatch_order
@@ -269,6 +285,9 @@ def test_cheapest_first_dispatch_orders_by_rho_then_d():
     ordered = _dispatch_order(cells, data, "cheapest_first")
     costs = [(c.rho, widths[c.dataset]) for c in ordered]
     assert costs == sorted(costs) and sorted(c.key for c in ordered) == sorted(c.key for c in cells)
+    costliest = _dispatch_order(cells, data, "costliest_first")
+    assert [c.key for c in costliest] == [c.key for c in ordered][::-1]
+    assert (costliest[0].rho, widths[costliest[0].dataset]) == (10.0, 102)
     assert [c.key for c in _dispatch_order(cells, data, "shuffled")] == sorted(c.key for c in cells)
 
 

@@ -25,6 +25,7 @@ CONF_DIR = Path(os.environ.get("PACEGGM_CONF_DIR", REPO_ROOT / "conf"))
 # Settings that change what a cell computes without being part of its key.
 # Resuming a store whose fingerprint differs is refused (the grid itself —
 # data sets, methods, ρ, trials — may grow or shrink: cells are keyed).
+# The solvers' default settings (tolerances, iteration caps) are part of it too.
 FINGERPRINT_FIELDS = ("name", "base_seed", "preprocessing", "bound_check", "test_fraction")
 
 _VERSIONED = ("paceggm", "numpy", "scipy", "scikit-learn", "joblib", "hydra-core", "omegaconf",
@@ -52,7 +53,9 @@ def to_plain(cfg) -> dict:
 
 
 def fingerprint(cfg: Mapping) -> dict:
-    return {k: cfg.get(k) for k in FINGERPRINT_FIELDS}
+    from paceggm.reconstruction import solver_defaults
+
+    return {**{k: cfg.get(k) for k in FINGERPRINT_FIELDS}, "solver_defaults": solver_defaults()}
 
 
 def _git_commit() -> str:

@@ -19,6 +19,7 @@ Solvers receive each connected component of the measured pattern separately
 
 from __future__ import annotations
 
+import inspect
 import time
 from dataclasses import dataclass
 from functools import partial
@@ -44,6 +45,7 @@ __all__ = [
     "pattern_components",
     "reconstruct",
     "register_solver",
+    "solver_defaults",
 ]
 
 
@@ -75,6 +77,20 @@ SOLVERS: dict[str, SolverSpec] = {
 def register_solver(name: str, spec: SolverSpec) -> None:
     """Make a solver available under ``name`` (to PACE-GGM and the harness)."""
     SOLVERS[name] = spec
+
+
+def solver_defaults() -> dict[str, dict]:
+    """Every registered solver's default options: what it computes with unless told otherwise.
+
+    The benchmark harness stores this with a run, so that a sweep is not resumed
+    across a change of, say, a tolerance (its cells would not be comparable).
+    """
+    out = {}
+    for name, spec in SOLVERS.items():
+        params = inspect.signature(spec.solve).parameters.values()
+        out[name] = {p.name: p.default if isinstance(p.default, (bool, int, float, str, type(None))) else repr(p.default)
+                     for p in params if p.default is not inspect.Parameter.empty and p.name != "init"}
+    return out
 
 
 def _check_inputs(y, lam, solver: str) -> tuple[np.ndarray, np.ndarray]:
