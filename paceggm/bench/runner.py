@@ -189,7 +189,7 @@ def _reuse(cfg: Mapping, store: RunStore, todo: Sequence[Cell]) -> set[str]:
     return reused
 
 
-DISPATCH_ORDERS = ("shuffled", "cheapest_first")
+DISPATCH_ORDERS = ("shuffled", "cheapest_first", "costliest_first")
 
 
 def _dispatch_order(cells: Sequence[Cell], data: Mapping, order: str) -> list[Cell]:
@@ -197,13 +197,17 @@ def _dispatch_order(cells: Sequence[Cell], data: Mapping, order: str) -> list[Ce
 
     ``shuffled`` (key order, a fixed pseudo-random shuffle) mixes slow and fast
     cells, so the ETA is not fooled by small data sets coming first and workers
-    stay busy to the end. ``cheapest_first`` runs by ρ, then d (the cost of a
-    PACE-GGM run grows with both: more rounds, larger blocks), so a sweep stopped
-    at a deadline leaves whole low-cost (data set, ρ) columns done, not a random
-    scatter of cells; resuming it finishes the rest.
+    stay busy to the end. The cost of a PACE-GGM run grows with ρ and d (more
+    rounds, larger blocks). ``cheapest_first`` runs by ρ, then d, so a sweep
+    stopped at a deadline leaves whole low-cost (data set, ρ) columns done, not a
+    random scatter of cells; resuming it finishes the rest. ``costliest_first``
+    is the reverse, longest-processing-time-first: when a few cells take
+    minutes each, starting them first keeps one worker from finishing the
+    longest of them alone while the others idle, which shortens the sweep.
     """
-    if order == "cheapest_first":
-        return sorted(cells, key=lambda c: (c.rho, data[c.dataset].X.shape[1], c.key))
+    if order in ("cheapest_first", "costliest_first"):
+        by_cost = sorted(cells, key=lambda c: (c.rho, data[c.dataset].X.shape[1], c.key))
+        return by_cost if order == "cheapest_first" else by_cost[::-1]
     return sorted(cells, key=lambda c: c.key)
 
 
