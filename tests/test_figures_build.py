@@ -19,7 +19,8 @@ FIGURES = ["main_comparison", "main_comparison_all", "main_comparison_strict", "
 CLAIMS = [f"{kind}_{m}" for m in ("mahalanobis", "frobenius")
           for kind in ("winners", "winners_all", "gain_over_ssp")]
 TABLES = ["measurements", "runtime", "hyperparameters_best_mahalanobis",
-          "hyperparameters_best_frobenius", "hyperparameters_wins", *CLAIMS, *(f"{c}_strict" for c in CLAIMS)]
+          "hyperparameters_best_frobenius", "hyperparameters_wins", "solver_ratios", "solver_paired_ratios",
+          *CLAIMS, *(f"{c}_strict" for c in CLAIMS)]
 SMALL = dict(datasets=("adult", "ibm"), rhos=(0.01, 0.1, 1.0), trials=2)
 
 
@@ -61,6 +62,7 @@ def test_every_artifact_builds_from_the_dedicated_experiments(dedicated):
     sources = {a.name: a.source for a in log.artifacts}
     assert sources == {"main_comparison": "main", "main_comparison_all": "main",
                        "main_comparison_strict": "main_strict", "solver_ipm_vs_pgd": "solver",
+                       "solver_ratios": "solver",
                        "claims": "main", "claims_strict": "main_strict",
                        "components": "components", "hyperparameters": "hyperparameters",
                        "regression": "regression", "measurements": "measurements", "runtime": "runtime",

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from paceggm.bench.figures.claims import gain_table, spearman, winners_table
+from paceggm.bench.figures.claims import gain_table, paired_ratio_table, ratio_table, spearman, winners_table
 from paceggm.bench.figures.results import RESULT_COLUMNS
 
 DIMS = {"a": 5, "b": 20, "c": 80}
@@ -65,3 +65,41 @@ def test_spearman_matches_known_values():
     assert spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
     assert spearman([1, 2, 3, 4, 5], [2, 1, 4, 3, 5]) == pytest.approx(0.8)
     assert np.isnan(spearman([1, 2], [1, 2]))
+
+
+def _solver_results(values: dict) -> pd.DataFrame:
+    """values[(dataset, solver, rho)] = (mahalanobis per trial, solve_time per trial)."""
+    rows = []
+    for (ds, solver, rho), (errs, times) in values.items():
+        for t, (e, s) in enumerate(zip(errs, times)):
+            row = dict.fromkeys(RESULT_COLUMNS)
+            row.update(dataset=ds, d=DIMS[ds], n=100, method="paceggm", variant=f"paceggm[solver={solver}]",
+                       solver=solver, rho=rho, trial=t, preprocessing="paper", status="ok",
+                       mahalanobis=e, frobenius=e, solve_time=s)
+            rows.append(row)
+    return pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
+
+
+def test_ratio_to_the_reference_solver_is_the_median_over_data_sets():
+    values = {("a", "newton", 1.0): ([1.0, 1.0], [0.1, 0.1]), ("a", "ipm", 1.0): ([1.0, 1.2], [1.0, 3.0]),
+              ("b", "newton", 1.0): ([2.0, 2.0], [0.2, 0.2]), ("b", "ipm", 1.0): ([3.0, 3.0], [2.0, 2.0]),
+              ("c", "newton", 1.0): ([1.0, 1.0], [1.0, 1.0]), ("c", "ipm", 1.0): ([5.0, 5.0], [4.0, 4.0])}
+    t = ratio_table(_solver_results(values), ["mahalanobis", "solve_time"],
+                    reference="paceggm[solver=newton]", name="r")
+    got = t.data.set_index(["metric", "dataset"])["ratio"]
+    assert got[("mahalanobis", "a")] == pytest.approx(1.1) and got[("solve_time", "a")] == pytest.approx(20.0)
+    assert got[("mahalanobis", "b")] == pytest.approx(1.5) and got[("mahalanobis", "c")] == pytest.approx(5.0)
+    ipm_row = [i for i in t.text.index if i.startswith("mahalanobis")]
+    assert len(ipm_row) == 1 and t.text.loc[ipm_row[0], "ρ=1"] == "1.50"  # median of 1.1, 1.5, 5
+    time_row = [i for i in t.text.index if i.startswith("solve_time")][0]
+    assert t.text.loc[time_row, "ρ=1"] == "10.0"  # median of 20, 10, 4
+
+
+def test_paired_ratio_pairs_trials_of_the_same_seed():
+    values = {("a", "newton", 1.0): ([1.0, 2.0, 4.0], [1.0, 1.0, 1.0]),
+              ("a", "pgd0", 1.0): ([2.0, 2.0, 2.0], [1.0, 1.0, 1.0])}
+    t = paired_ratio_table(_solver_results(values), ["mahalanobis"],
+                           reference="paceggm[solver=newton]", name="p")
+    row = t.data.iloc[0]
+    assert row["pairs"] == 3 and row["median"] == pytest.approx(1.0)
+    assert row["min"] == pytest.approx(0.5) and row["max"] == pytest.approx(2.0)

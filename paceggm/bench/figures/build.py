@@ -231,6 +231,20 @@ def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = 
             select=lambda df: select_variants(df, methods={"paceggm"}, params={"use_components"}),
             metrics=ERRORS + ["solve_time"], compared=("use_components",))
 
+    solver_reference = "paceggm[solver=newton]"
+    _tables(log, config, tables_, name="solver_ratios", artifact="solver",
+            title="Solvers relative to Newton",
+            description="Each solver's mean error and solver time per trial divided by the exact Newton "
+                        "solver's, per data set and ρ, summarised by the median over data sets; then the "
+                        "same ratio trial by trial (all solvers of a trial share its seed).",
+            select=lambda df: select_variants(df, methods={"paceggm"}, params={"solver"}),
+            make=lambda rows: [
+                claims.ratio_table(rows, ERRORS + ["solve_time"], reference=solver_reference,
+                                   name="solver_ratios"),
+                claims.paired_ratio_table(rows, ERRORS + ["solve_time"], reference=solver_reference,
+                                          name="solver_paired_ratios")],
+            metrics=ERRORS + ["solve_time"])
+
     ref = config.hyperparameter_reference
     hp_datasets = list(config.hyperparameter_datasets) if config.hyperparameter_datasets else None
 

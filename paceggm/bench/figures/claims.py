@@ -14,6 +14,15 @@ low-to-moderate privacy regimes". Three tables test it on the main comparison:
   data sets and Spearman's rank correlation between d and the gain (does the
   gain grow with the dimension?).
 
+For the solver comparison (SPEC §8.4), where every variant of a trial shares
+its seed:
+
+* :func:`ratio_table` — each variant's mean error or time divided by a
+  reference variant's (Newton's), per data set and ρ, summarised by the median
+  over data sets per ρ;
+* :func:`paired_ratio_table` — the same ratio trial by trial (paired by data
+  set, ρ and trial): its median and range over all pairs.
+
 Means are over ok trials only; a cell without them is ``—``, never a made-up value.
 """
 
@@ -26,7 +35,7 @@ from . import style
 from .results import datasets_by_d, dims, summarize
 from .tables import MISSING, Table, dataset_row_label, fmt_sig, rho_label
 
-__all__ = ["gain_table", "spearman", "winners_table"]
+__all__ = ["gain_table", "paired_ratio_table", "ratio_table", "spearman", "winners_table"]
 
 
 def _means(df: pd.DataFrame, metric: str) -> pd.Series:
@@ -103,3 +112,59 @@ def gain_table(df: pd.DataFrame, metric: str, *, method: str = "paceggm", refere
                  f"Gain of {m_label} over {ref_label} on {metric} error: {ref_label}'s mean error divided "
                  f"by {m_label}'s (above 1: {m_label} is better); last rows: median over data sets and "
                  f"Spearman's rank correlation between d and the gain.", text, data)
+
+
+def _ratio_rows(variants, reference: str, metrics) -> list[tuple[str, str]]:
+    return [(m, v) for m in metrics for v in style.variant_order(variants) if v != reference]
+
+
+def ratio_table(df: pd.DataFrame, metrics, *, reference: str, name: str) -> Table:
+    """Median over data sets, per ρ, of each variant's mean ``metric`` over ``reference``'s.
+
+    ``data`` holds every (data set, ρ) ratio behind the medians.
+    """
+    rhos = sorted(df["rho"].unique())
+    ref_label = style.variant_style(reference).label
+    rows = []
+    for metric in metrics:
+        means = _means(df, metric)
+        for (ds, variant, rho), value in means.items():
+            ref = means.get((ds, reference, rho), np.nan)
+            if variant != reference and np.isfinite(ref) and ref > 0:
+                rows.append(dict(metric=metric, variant=variant, dataset=ds, rho=rho, ratio=value / ref))
+    data = pd.DataFrame(rows, columns=["metric", "variant", "dataset", "rho", "ratio"])
+    index = [f"{m}, {style.variant_style(v).label} / {ref_label}"
+             for m, v in _ratio_rows(df["variant"].unique(), reference, metrics)]
+    text = pd.DataFrame(MISSING, index=index, columns=[rho_label(r) for r in rhos])
+    text.index.name = "ratio (median over data sets)"
+    for (metric, variant, rho), group in data.groupby(["metric", "variant", "rho"]):
+        label = f"{metric}, {style.variant_style(variant).label} / {ref_label}"
+        text.loc[label, rho_label(rho)] = fmt_sig(float(group["ratio"].median()), 3)
+    n_ds = data.groupby("rho")["dataset"].nunique() if len(data) else pd.Series(dtype=int)
+    counts = ", ".join(f"{rho_label(r)}: {n}" for r, n in n_ds.items())
+    return Table(name, f"Each variant's mean over {ref_label}'s, per data set and ρ; median over data sets "
+                       f"(data sets per ρ — {counts or 'none'}).", text, data)
+
+
+def paired_ratio_table(df: pd.DataFrame, metrics, *, reference: str, name: str) -> Table:
+    """Per-trial ratio to ``reference`` (same data set, ρ and trial): median, min, max, pairs."""
+    ok = df[df["status"] == "ok"]
+    ref_label = style.variant_style(reference).label
+    rows, text_rows = [], {}
+    for metric, variant in _ratio_rows(df["variant"].unique(), reference, metrics):
+        key = ["dataset", "rho", "trial"]
+        a = ok[ok["variant"] == variant].set_index(key)[metric]
+        b = ok[ok["variant"] == reference].set_index(key)[metric]
+        r = (a / b.where(b > 0)).dropna()
+        r = r[np.isfinite(r)]
+        label = f"{metric}, {style.variant_style(variant).label} / {ref_label}"
+        stats = dict(metric=metric, variant=variant, pairs=len(r),
+                     median=float(r.median()) if len(r) else np.nan,
+                     min=float(r.min()) if len(r) else np.nan, max=float(r.max()) if len(r) else np.nan)
+        rows.append(stats)
+        text_rows[label] = [str(stats["pairs"])] + [fmt_sig(stats[k], 4) for k in ("median", "min", "max")]
+    text = pd.DataFrame.from_dict(text_rows, orient="index", columns=["pairs", "median", "min", "max"])
+    text.index.name = "per-trial ratio"
+    return Table(name, f"Each variant's value over {ref_label}'s in the same trial (same data set, ρ and "
+                       f"seed): median and range over all pairs.", text,
+                 pd.DataFrame(rows, columns=["metric", "variant", "pairs", "median", "min", "max"]))
