@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install demo test bench clean data-stats reproduce reproduce-quick figures collect results
+.PHONY: install demo test bench bench-reference clean data-stats reproduce reproduce-quick figures collect results
 
 install: $(INSTALLED)
 
@@ -72,7 +72,11 @@ data-stats: install
 clean:
 	rm -rf $(VENV) .pytest_cache
 
-# --- solver benchmark (issue 7): Newton vs IPM-Cholesky, writes figures/tables/solver_benchmark.md
-# Reads communities_crime from $(PACEGGM_DATA_DIR). About 30 min on one core (IPM-Cholesky is the slow part).
-bench: install
+# --- solver benchmarks: Newton vs IPM-Cholesky (figures/tables/solver_benchmark.md, about 30 min on one
+# core), and the first-order references' stopping settings (figures/tables/reference_solvers.md, about
+# 6 min). Both read communities_crime from $(PACEGGM_DATA_DIR).
+bench: install bench-reference
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.solver_benchmark
+
+bench-reference: install
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.reference_solvers
