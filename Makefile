@@ -74,7 +74,7 @@ clean:
 
 # --- solver benchmarks: Newton vs IPM-Cholesky (figures/tables/solver_benchmark.md, about 30 min on one
 # core), and the first-order references' stopping settings (figures/tables/reference_solvers.md, about
-# 6 min). Both read communities_crime from $(PACEGGM_DATA_DIR).
+# 10 min). Both read communities_crime from $(PACEGGM_DATA_DIR).
 bench: install bench-reference
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.solver_benchmark
 
