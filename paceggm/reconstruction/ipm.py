@@ -30,7 +30,7 @@ Choices the publication leaves open (all in normalised units, see
   0.80–0.87 of the time at d = 94–98 and leaves the distance to the exact
   completion at 4.2e-3 instead of 4.05e-3, 1.34e-2 instead of 1.32e-2, and
   unchanged at d = 48 and 82 — the last stage stalls. The intermediate caps are
-  not where time can go: 3,500 or 2,500 leave 1.5–2.5× the error.
+  not where time can go: 3,500 or 2,500 leave 1.3–2.8× the error.
   ``maxfun`` is set to twice the cap so that iterations, not evaluations, bind.
 * L-BFGS-B keeps ``maxcor = 5`` correction pairs. Its own cost per iteration
   (``O(m² n)`` in the subspace step, ``n = d(d+1)/2``) dominated the solves at
