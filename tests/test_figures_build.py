@@ -314,3 +314,17 @@ def test_everything_builds_from_the_harness_quick_output(tmp_path):
     header = [c.strip() for c in lines[0].strip("|").split("|")]
     cells = [c.strip() for c in next(ln for ln in lines if ln.startswith("| adult")).strip("|").split("|")]
     assert cells[header.index("ρ=1")] == f"6 + {adult['n_measured_offdiag'].mean():.1f}"
+
+
+def test_solver_ratio_tables_are_filled_with_newton_as_the_reference(dedicated):
+    # Results are read with default parameters dropped from the labels (Newton is the
+    # default solver): the tables must still find the Newton rows to divide by.
+    log, _ = dedicated
+    ratios = (log.out / "tables" / "solver_ratios.md").read_text(encoding="utf-8")
+    ipm_rows = [line for line in ratios.splitlines() if line.startswith("| mahalanobis, PACE-GGM (IPM)")]
+    assert len(ipm_rows) == 1
+    cells = [c.strip() for c in ipm_rows[0].strip("|").split("|")[1:]]
+    assert cells and all(c != "—" for c in cells), ipm_rows[0]
+    paired = (log.out / "tables" / "solver_paired_ratios.md").read_text(encoding="utf-8")
+    pgd = [line for line in paired.splitlines() if line.startswith("| frobenius, PACE-GGM (PGD init 0)")]
+    assert len(pgd) == 1 and int(pgd[0].strip("|").split("|")[1]) > 0, pgd

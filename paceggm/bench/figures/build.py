@@ -18,7 +18,7 @@ import pandas as pd
 from . import claims, plots, style, tables
 from .config import FiguresConfig
 from .results import (CellProblem, cell_problems, datasets_by_d, dims, load_results,
-                      pick_preprocessing, select_variants)
+                      pick_preprocessing, select_variants, variant_label)
 
 #: Methods whose result is a regression MSE rather than a covariance.
 REGRESSION_METHODS = ("adassp", "paceggm_regression")
@@ -231,7 +231,10 @@ def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = 
             select=lambda df: select_variants(df, methods={"paceggm"}, params={"use_components"}),
             metrics=ERRORS + ["solve_time"], compared=("use_components",))
 
-    solver_reference = "paceggm[solver=newton]"
+    # Results are read with PACE-GGM's default parameters dropped from the labels, so the
+    # Newton rows are labelled as the default variant is when Newton is the default solver.
+    newton = {} if style.PACEGGM_DEFAULTS["solver"] == "newton" else {"solver": "newton"}
+    solver_reference = variant_label("paceggm", newton)
     _tables(log, config, tables_, name="solver_ratios", artifact="solver",
             title="Solvers relative to Newton",
             description="Each solver's mean error and solver time per trial divided by the exact Newton "
