@@ -226,3 +226,18 @@ def test_ipm_barrier_gradient_matches_finite_differences():
     h = 1e-6
     numeric = np.array([(phi(v + h * e, mu)[0] - phi(v - h * e, mu)[0]) / (2 * h) for e in np.eye(v.size)])
     np.testing.assert_allclose(g, numeric, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("d", [1, 5, 40])
+def test_pgd_projection_is_the_nearest_psd_matrix(d):
+    from paceggm.reconstruction.pgd import _project_psd
+
+    rng = np.random.default_rng(d)
+    A = rng.standard_normal((d, d))
+    W = (A + A.T) / 2
+    P = _project_psd(W)
+    vals, vecs = np.linalg.eigh(W)
+    expected = (vecs * np.maximum(vals, 0.0)) @ vecs.T
+    assert np.allclose(P, expected, atol=1e-12, rtol=0)
+    assert np.array_equal(P, P.T) and np.linalg.eigvalsh(P).min() > -1e-12
+    assert np.allclose(_project_psd(P), P, atol=1e-12, rtol=0)  # a projection: idempotent
