@@ -27,11 +27,12 @@ from typing import Callable
 
 import numpy as np
 
+from paceggm.reconstruction.blocks import solve_block, unchanged
 from paceggm.reconstruction.components import pattern_components
 from paceggm.reconstruction.ipm import solve_ipm
 from paceggm.reconstruction.newton import NewtonState, solve_newton
 from paceggm.reconstruction.pgd import solve_pgd
-from paceggm.reconstruction.problem import Problem, make_problem, natural_units
+from paceggm.reconstruction.problem import Problem
 from paceggm.reconstruction.result import BlockSolution, Reconstruction
 
 __all__ = [
@@ -175,22 +176,11 @@ def reconstruct(
             continue
         y_b, lam_b = y[ix], lam[ix]
         key = tuple(int(i) for i in idx)
-        old = reusable.get(key)
-        if old is not None and np.array_equal(old["y"], y_b) and np.array_equal(old["lam"], lam_b):
-            block = old
-        else:
-            scale, lam_unit = natural_units(y_b, lam_b)
-            prob = make_problem(y_b, lam_b, scale=scale, lam_unit=lam_unit)
+        block = reusable.get(key)
+        if not unchanged(block, y_b, lam_b):
             init = _warm_start(idx, reusable) if spec.warm_start else None
-            sol = spec.solve(prob, init=init, **options)
+            block = solve_block(y_b, lam_b, solve=spec.solve, init=init, options=options)
             n_solved += 1
-            block = {
-                "y": y_b.copy(),
-                "lam": lam_b.copy(),
-                "W": sol.W * scale,
-                "state": sol.state,
-                "mu": None if sol.mu is None else sol.mu * prob.mu_unit,
-            }
         blocks[key] = block
         cov[ix] = block["W"]
         if block["mu"] is not None:
