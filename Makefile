@@ -80,3 +80,11 @@ bench: install bench-reference
 
 bench-reference: install
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.reference_solvers
+
+# --- PACE-GGM at scale: whole fits on synthetic data, d = 100..1,600, rho in {1, 10}, three covariance
+# shapes, one core -> figures/tables/scale_benchmark.{md,tex,json}, figures/scale_benchmark.{pdf,png}.
+# Smaller grids: make bench-scale SCALE_ARGS="--dims 100,200 --rhos 1 --timeout 60"
+SCALE_ARGS ?=
+.PHONY: bench-scale
+bench-scale: install
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.scale_benchmark $(SCALE_ARGS)
