@@ -143,29 +143,48 @@ def _value(pat: _Pattern, x: np.ndarray, L: np.ndarray, mu: float) -> float:
     return -logdet + float(np.dot(pat.m * pat.y, x)) + 0.5 * mu * float(np.dot(pat.q * x, x))
 
 
-def _newton_direction(pat: _Pattern, x: np.ndarray, W: np.ndarray, mu: float):
-    """``(Δ, δ)``: Newton step ``−∇²F⁻¹ ∇F`` and decrement, or ``(None, nan)``."""
-    g = pat.m * (pat.y - W[pat.r, pat.c]) + mu * pat.q * x
+def _gradient(pat: _Pattern, x: np.ndarray, W: np.ndarray, mu: float) -> np.ndarray:
+    return pat.m * (pat.y - W[pat.r, pat.c]) + mu * pat.q * x
+
+
+def _hessian_factor(pat: _Pattern, W: np.ndarray, mu: float):
+    """``(cf, h)``: Cholesky factor of the Jacobi-scaled Hessian and the scaling, or None.
+
+    ``∇²F = D (cf cfᵀ) D`` with ``D = diag(h)``.
+    """
     H = pat.mm * (W[pat.ix_rr] * W[pat.ix_cc] + W[pat.ix_rc] * W[pat.ix_cr])
     H[np.diag_indices_from(H)] += mu * pat.q
     # Jacobi scaling: the Hessian's diagonal spans many orders of magnitude when P
     # is large (non-completable y at small μ); scaling keeps the Cholesky accurate.
     h = np.sqrt(np.diag(H))
     if not (np.all(np.isfinite(H)) and np.all(h > 0)):
-        return None, np.nan
+        return None
     try:
-        cf = cho_factor(H / np.outer(h, h), lower=True, check_finite=False)
+        return cho_factor(H / np.outer(h, h), lower=True, check_finite=False), h
     except LinAlgError:
-        return None, np.nan
-    step = -cho_solve(cf, g / h, check_finite=False) / h
+        return None
+
+
+def _decrement(g: np.ndarray, step: np.ndarray):
+    """``(Δ, δ)`` with ``δ = sqrt(−∇Fᵀ Δ)``, or ``(None, nan)`` when that is not a descent step."""
     dec2 = -float(np.dot(g, step))
     if not np.isfinite(dec2) or dec2 < 0:
         return None, np.nan
     return step, np.sqrt(dec2)
 
 
+def _newton_direction(pat: _Pattern, x: np.ndarray, W: np.ndarray, mu: float):
+    """``(Δ, δ)``: Newton step ``−∇²F⁻¹ ∇F`` and decrement, or ``(None, nan)``."""
+    g = _gradient(pat, x, W, mu)
+    factor = _hessian_factor(pat, W, mu)
+    if factor is None:
+        return None, np.nan
+    cf, h = factor
+    return _decrement(g, -cho_solve(cf, g / h, check_finite=False) / h)
+
+
 def _stage(pat: _Pattern, x: np.ndarray, L: np.ndarray, mu: float, *, tol: float, max_newton: int,
-           exact_stage: bool = False, damped: int = 0):
+           exact_stage: bool = False, damped: int = 0, direction=_newton_direction):
     """Minimise ``F_μ`` from ``x`` (with ``L`` the Cholesky factor of ``P(x)``).
 
     Returns ``(x, L, W, converged, n_iter)``. With ``exact_stage`` (μ = 0), the
@@ -178,7 +197,7 @@ def _stage(pat: _Pattern, x: np.ndarray, L: np.ndarray, mu: float, *, tol: float
     f = _value(pat, x, L, mu)
     prev = np.inf
     for it in range(1, max_newton + 1):
-        step, dec = _newton_direction(pat, x, W, mu)
+        step, dec = direction(pat, x, W, mu)
         if step is None:
             return x, L, W, False, it
         if dec <= tol or (dec <= _FLOOR and dec >= prev):
@@ -276,6 +295,19 @@ def solve_newton(
         ``W = P⁻¹``, ``state`` a :class:`NewtonState`, ``mu`` the μ of the
         answer (0.0 when the exact limit was reached).
     """
+    pat, x, W, mu, n_iter = _solve(p, init, mu0=mu0, mu_min=mu_min, mu_factor=mu_factor, tol=tol,
+                                   max_newton=max_newton, exact_limit=exact_limit)
+    return BlockSolution(W=W, state=NewtonState(pat.matrix(x), p.scale, mu), mu=mu, n_iter=n_iter)
+
+
+def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol: float, max_newton: int,
+           exact_limit: bool, warm_direction=_newton_direction):
+    """The stages of :func:`solve_newton`: ``(pattern, x, W, mu, n_iter)``.
+
+    ``warm_direction`` computes the Newton steps of the stages that start from a
+    warm start (and of the final exact stage after them); the cold continuation
+    always factors the Hessian.
+    """
     mus = mu_schedule(mu0, mu_min, mu_factor)
     pat = _Pattern(p)
     n_iter = 0
@@ -291,15 +323,17 @@ def solve_newton(
             # accepts only quadratic convergence to ``tol``, so a miss costs one
             # Newton direction and the usual path follows.
             x0, L0, W0, ok, k = _stage(pat, x, L, 0.0, tol=tol, max_newton=min(max_newton, _WARM_ITER),
-                                       exact_stage=True, damped=_WARM_DAMPED)
+                                       exact_stage=True, damped=_WARM_DAMPED, direction=warm_direction)
             n_iter += k
             if ok:
-                return BlockSolution(W=W0, state=NewtonState(pat.matrix(x0), p.scale, 0.0), mu=0.0, n_iter=n_iter)
+                return pat, x0, W0, 0.0, n_iter
         if L is not None:
-            x, L, W, ok, k = _stage(pat, x, L, mus[-1], tol=tol, max_newton=min(max_newton, _WARM_ITER))
+            x, L, W, ok, k = _stage(pat, x, L, mus[-1], tol=tol, max_newton=min(max_newton, _WARM_ITER),
+                                    direction=warm_direction)
             n_iter += k
             if ok:
                 best = (x, L, W, mus[-1])
+    final_direction = warm_direction if best is not None else _newton_direction
 
     # Cold continuation. When the off-diagonal measurements dwarf the diagonal
     # ones (a far from completable y), the diagonal start is badly centred for
@@ -329,9 +363,9 @@ def solve_newton(
 
     x, L, W, mu = best
     if exact_limit:
-        x0, L0, W0, ok, k = _stage(pat, x, L, 0.0, tol=tol, max_newton=max_newton, exact_stage=True)
+        x0, L0, W0, ok, k = _stage(pat, x, L, 0.0, tol=tol, max_newton=max_newton, exact_stage=True,
+                                   direction=final_direction)
         n_iter += k
         if ok:
             x, L, W, mu = x0, L0, W0, 0.0
-    P = pat.matrix(x)
-    return BlockSolution(W=W, state=NewtonState(P, p.scale, mu), mu=mu, n_iter=n_iter)
+    return pat, x, W, mu, n_iter
