@@ -6,6 +6,11 @@ One entry point, :func:`reconstruct`, in front of interchangeable solvers:
     Damped Newton on the ``|S|`` free entries of the sparse precision with μ
     continuation and a final exact μ = 0 stage (:mod:`.newton`): the max-entropy
     completion to machine-level accuracy, warm-started across PACE-GGM rounds.
+``"newton_pcg"``
+    The same Newton iterations with the Newton systems of warm-started stages
+    solved by conjugate gradients, preconditioned by an earlier Hessian
+    factorisation (:mod:`.newton_pcg`): far fewer ``|S|³`` factorisations when
+    one component holds most variables.
 ``"ipm"``
     IPM-Cholesky, the published reference (:mod:`.ipm`): first-order, it stalls
     near 1e-3 relative error on hard instances.
@@ -31,6 +36,7 @@ from paceggm.reconstruction.blocks import solve_block, unchanged
 from paceggm.reconstruction.components import pattern_components
 from paceggm.reconstruction.ipm import solve_ipm
 from paceggm.reconstruction.newton import NewtonState, solve_newton
+from paceggm.reconstruction.newton_pcg import solve_newton_pcg
 from paceggm.reconstruction.pgd import solve_pgd
 from paceggm.reconstruction.problem import Problem
 from paceggm.reconstruction.result import BlockSolution, Reconstruction
@@ -69,6 +75,7 @@ DEFAULT_SOLVER = "newton"
 
 SOLVERS: dict[str, SolverSpec] = {
     "newton": SolverSpec(solve_newton, max_entropy=True, warm_start=True),
+    "newton_pcg": SolverSpec(solve_newton_pcg, max_entropy=True, warm_start=True),
     "ipm": SolverSpec(solve_ipm, max_entropy=True),
     "pgd0": SolverSpec(partial(solve_pgd, init_value=0.0), max_entropy=False),
     "pgd1": SolverSpec(partial(solve_pgd, init_value=1.0), max_entropy=False),
