@@ -9,7 +9,7 @@ from paceggm import SOLVERS, pace_ggm
 from paceggm.bench import scale_benchmark as sc
 from paceggm.reconstruction.chordal import chordal_maxdet_completion
 from paceggm.reconstruction.newton import _newton_direction, _Pattern, solve_newton
-from paceggm.reconstruction.newton_pcg import PCGNewtonState, _PCGDirection, solve_newton_pcg
+from paceggm.reconstruction.newton_pcg import PCGNewtonState, _best_entry, _PCGDirection, solve_newton_pcg
 from paceggm.reconstruction.problem import make_problem
 
 
@@ -117,3 +117,15 @@ def test_solve_newton_is_unchanged_by_the_refactoring():
     p = _problem(sigma, pattern)
     a, b = solve_newton(p), solve_newton_pcg(p)
     assert a.mu == b.mu and np.array_equal(a.W, b.W)
+
+
+@pytest.mark.parametrize("a, c, y, muq", [(0.3, 0.8, 0.5, 0.0), (0.3, 0.8, -2.0, 0.0), (0.0, 1.0, 0.9, 1e-3),
+                                          (0.5, 0.1, 3.0, 1e-8), (0.2, 0.5, 0.2, 0.0)])
+def test_best_entry_is_the_one_dimensional_minimiser(a, c, y, muq):
+    """Stationary, and inside the domain, for the closed form (μ = 0) and its Newton refinement."""
+    t = _best_entry(a, c, y, muq)
+    D = 1.0 + 2.0 * a * t - c * t * t
+    assert D > 0
+    assert abs(-(2.0 * a - 2.0 * c * t) / D + 2.0 * y + muq * t) <= 1e-10 * (1.0 + abs(y))
+    if y == a and muq == 0.0:
+        assert t == 0.0  # already matched: nothing to change

@@ -27,19 +27,26 @@ def test_synthetic_shapes_are_bounded_and_shaped(shape):
 
 
 def test_small_grid_end_to_end(tmp_path):
-    """Two cells through the real entry point: tables, plot and exactness columns."""
+    """Four cells through the real entry point: tables, plot and exactness columns."""
     code = sc.main(["--dims", "24", "--rhos", "1,10", "--shapes", "lowrank", "--n", "2000", "--timeout", "120",
+                    "--solvers", "newton,newton_pcg",
                     "--tables", str(tmp_path / "t"), "--figures", str(tmp_path / "f")])
     assert code == 0
     rows = json.loads((tmp_path / "t" / "scale_benchmark.json").read_text())["rows"]
-    assert [(r["d"], r["rho"], r["status"]) for r in rows] == [(24, 1.0, "ok"), (24, 10.0, "ok")]
+    assert [(r["rho"], r["solver"], r["status"]) for r in rows] == [
+        (1.0, "newton", "ok"), (1.0, "newton_pcg", "ok"), (10.0, "newton", "ok"), (10.0, "newton_pcg", "ok")]
     for r in rows:
         assert r["rounds"] >= 1 and r["chol_s"] > 0 and r["peak_rss_mb"] > 0
         assert r["ref_diff"] <= 1e-8 and r["kkt"] <= 1e-8
     md = (tmp_path / "t" / "scale_benchmark.md").read_text()
-    assert md.count("| lowrank | 24 |") == 2
+    assert md.count("| lowrank | 24 |") == 4
     assert (tmp_path / "t" / "scale_benchmark.tex").exists()
     assert (tmp_path / "f" / "scale_benchmark.png").stat().st_size > 0
+    # Tables of sweeps run apart are drawn together, in grid order.
+    assert sc.main(["--merge", str(tmp_path / "t" / "scale_benchmark.json"), str(tmp_path / "t" / "scale_benchmark.json"),
+                    "--tables", str(tmp_path / "m"), "--figures", str(tmp_path / "m")]) == 0
+    merged = json.loads((tmp_path / "m" / "scale_benchmark.json").read_text())["rows"]
+    assert len(merged) == 8 and [r["rho"] for r in merged] == [1.0] * 4 + [10.0] * 4
 
 
 def test_a_cell_over_its_time_limit_is_recorded_not_fatal():

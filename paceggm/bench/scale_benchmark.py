@@ -49,6 +49,7 @@ import numpy as np  # noqa: E402
 SHAPES = ("lowrank", "banded", "block")
 DIMS = (100, 200, 400, 800, 1600)
 RHOS = (1.0, 10.0)
+SOLVERS_COMPARED = ("newton", "newton_pcg")
 N = 20_000
 TABLES = Path("figures/tables")
 FIGURES = Path("figures")
@@ -115,12 +116,13 @@ def _exactness(res) -> dict:
     return {"ref_diff": diff, "kkt": kkt}
 
 
-def run_cell(shape: str, d: int, rho: float, *, n: int, timeout: float, reference: bool) -> dict:
-    """One fit, in this process; the row of the results table."""
+def run_cell(shape: str, d: int, rho: float, *, n: int, timeout: float, reference: bool,
+             solver: str = "newton") -> dict:
+    """One fit, in this process, stopped after ``timeout`` CPU seconds; the row of the results table."""
     from paceggm import estimator, pace_ggm
     from paceggm.bench.seeds import derive_seed
 
-    row = {"shape": shape, "d": d, "rho": rho, "n": n}
+    row = {"shape": shape, "d": d, "rho": rho, "solver": solver, "n": n}
     X = synthetic(shape, d, n, np.random.default_rng(derive_seed("scale-data", shape, d)))
     row["chol_s"] = _cholesky_seconds(d, np.random.default_rng(0))
     rounds = [0]
@@ -133,13 +135,14 @@ def run_cell(shape: str, d: int, rho: float, *, n: int, timeout: float, referenc
     def stop(signum, frame):
         raise _Timeout
 
-    signal.signal(signal.SIGALRM, stop)
-    signal.setitimer(signal.ITIMER_REAL, timeout)
+    # CPU time, not wall time: on a shared machine the limit then means the same work.
+    signal.signal(signal.SIGVTALRM, stop)
+    signal.setitimer(signal.ITIMER_VIRTUAL, timeout)
     t0 = time.process_time()
     try:
         with mock.patch.object(estimator, "IncrementalReconstruction", Counting):
-            res = pace_ggm(X, rho=rho, random_state=derive_seed("scale-fit", shape, d, rho))
-        signal.setitimer(signal.ITIMER_REAL, 0)
+            res = pace_ggm(X, rho=rho, solver=solver, random_state=derive_seed("scale-fit", shape, d, rho))
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
         row.update(status="ok", rounds=res.n_rounds, n_offdiagonal=res.n_offdiagonal)
     except _Timeout:
         row.update(status="timeout", rounds=rounds[0], n_offdiagonal=None)
@@ -163,13 +166,13 @@ def _labels(pattern: np.ndarray) -> np.ndarray:
     return labels
 
 
-def _run_isolated(shape: str, d: int, rho: float, args) -> dict:
-    cmd = [sys.executable, "-m", "paceggm.bench.scale_benchmark", "--cell", json.dumps([shape, d, rho]),
+def _run_isolated(shape: str, d: int, rho: float, solver: str, args) -> dict:
+    cmd = [sys.executable, "-m", "paceggm.bench.scale_benchmark", "--cell", json.dumps([shape, d, rho, solver]),
            "--n", str(args.n), "--timeout", str(args.timeout), "--reference-max-d", str(args.reference_max_d)]
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
         tail = (out.stderr.strip().splitlines() or ["no output"])[-1]
-        return {"shape": shape, "d": d, "rho": rho, "n": args.n, "status": f"error: {tail}"}
+        return {"shape": shape, "d": d, "rho": rho, "solver": solver, "n": args.n, "status": f"error: {tail}"}
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -183,7 +186,7 @@ def _markdown(rows: list[dict], machine: str, timeout: float) -> str:
         "# PACE-GGM at scale (`make bench-scale`)",
         "",
         f"Machine: {machine}. One BLAS thread; CPU seconds of the fit (data generation excluded); "
-        f"cells stopped after {timeout:g} s wall time are marked *timeout* with the rounds done by then. "
+        f"fits stopped after {timeout:g} CPU s are marked *timeout* with the rounds done by then. "
         "`round / Cholesky`: CPU seconds per round over one dense d × d Cholesky (LAPACK dpotrf) timed in "
         "the same process. `peak MB`: the process's peak resident memory, the data included. "
         "`vs reference`: largest difference from the same measurements reconstructed from scratch by the "
@@ -191,13 +194,14 @@ def _markdown(rows: list[dict], machine: str, timeout: float) -> str:
         "the blocks where the answer is the exact limit, max(|W − y| on the pattern, |W⁻¹| off it), each "
         "relative to its largest entry (— : not computed at that d, or no exact block).",
         "",
-        "| shape | d | ρ | status | rounds | \\|S\\| | largest block | CPU s | ms / round | round / Cholesky "
-        "| peak MB | vs reference | KKT |",
-        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| shape | d | ρ | solver | status | rounds | \\|S\\| | largest block | CPU s | ms / round "
+        "| round / Cholesky | peak MB | vs reference | KKT |",
+        "|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
-            f"| {r['shape']} | {r['d']} | {r['rho']:g} | {r['status']} | {r.get('rounds', '—')} "
+            f"| {r['shape']} | {r['d']} | {r['rho']:g} | {r.get('solver', '—')} | {r['status']} "
+            f"| {r.get('rounds', '—')} "
             f"| {_fmt(r.get('n_offdiagonal'), 'd')} | {_fmt(r.get('largest_block'), 'd')} "
             f"| {_fmt(r.get('cpu_s'), '.1f')} | {_fmt(r.get('ms_per_round'), '.1f')} "
             f"| {_fmt(r.get('round_over_cholesky'), '.1f')} | {_fmt(r.get('peak_rss_mb'), '.0f')} "
@@ -207,12 +211,14 @@ def _markdown(rows: list[dict], machine: str, timeout: float) -> str:
 
 def _latex(rows: list[dict], machine: str) -> str:
     out = [f"% PACE-GGM at scale (make bench-scale); {machine}; one BLAS thread, CPU seconds.",
-           "\\begin{tabular}{lrrlrrrrrrr}", "\\toprule",
-           "shape & $d$ & $\\rho$ & status & rounds & $|S|$ & CPU s & ms/round & round/Cholesky & peak MB "
+           "\\begin{tabular}{lrrllrrrrrrr}", "\\toprule",
+           "shape & $d$ & $\\rho$ & solver & status & rounds & $|S|$ & CPU s & ms/round & round/Cholesky & peak MB "
            "& vs reference \\\\", "\\midrule"]
     for r in rows:
+        solver = r.get("solver", "---").replace("_", "\\_")
         out.append(
-            f"{r['shape']} & {r['d']} & {r['rho']:g} & {r['status'].split(':')[0]} & {r.get('rounds', '---')} "
+            f"{r['shape']} & {r['d']} & {r['rho']:g} & {solver} & {r['status'].split(':')[0]} "
+            f"& {r.get('rounds', '---')} "
             f"& {_fmt(r.get('n_offdiagonal'), 'd')} & {_fmt(r.get('cpu_s'), '.1f')} "
             f"& {_fmt(r.get('ms_per_round'), '.1f')} & {_fmt(r.get('round_over_cholesky'), '.1f')} "
             f"& {_fmt(r.get('peak_rss_mb'), '.0f')} & {_fmt(r.get('ref_diff'), '.1e')} \\\\".replace("—", "---"))
@@ -227,19 +233,22 @@ def plot(rows: list[dict], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.0, 4.0))
     ok = [r for r in rows if "ms_per_round" in r]
-    for shape, marker in zip(SHAPES, "osD"):
-        for rho, ls in zip(sorted({r["rho"] for r in ok}), ("-", "--", ":")):
-            pts = sorted((r["d"], r["ms_per_round"]) for r in ok if r["shape"] == shape and r["rho"] == rho)
-            if pts:
-                ax.plot(*zip(*pts), marker=marker, ls=ls, label=f"{shape}, ρ = {rho:g}")
-    chol = sorted({(r["d"], 1e3 * r["chol_s"]) for r in ok})
-    if chol:
-        ax.plot(*zip(*chol), color="black", lw=2, label="one d × d Cholesky")
-    ax.set(xscale="log", yscale="log", xlabel="d", ylabel="CPU ms per round",
-           title="PACE-GGM: time per round against d (one core)")
-    ax.legend(fontsize=7)
+    solvers = sorted({r.get("solver", "newton") for r in ok}) or ["newton"]
+    fig, axes = plt.subplots(1, len(solvers), figsize=(5.0 * len(solvers), 4.0), sharey=True, squeeze=False)
+    chol = sorted((d, 1e3 * float(np.median([r["chol_s"] for r in ok if r["d"] == d]))) for d in {r["d"] for r in ok})
+    for ax, solver in zip(axes[0], solvers):
+        for shape, marker in zip(SHAPES, "osD"):
+            for rho, ls in zip(sorted({r["rho"] for r in ok}), ("-", "--", ":")):
+                pts = sorted((r["d"], r["ms_per_round"]) for r in ok if r["shape"] == shape and r["rho"] == rho
+                             and r.get("solver", "newton") == solver)
+                if pts:
+                    ax.plot(*zip(*pts), marker=marker, ls=ls, label=f"{shape}, ρ = {rho:g}")
+        if chol:
+            ax.plot(*zip(*chol), color="black", lw=2, label="one d × d Cholesky")
+        ax.set(xscale="log", yscale="log", xlabel="d", title=f"solver {solver}")
+        ax.legend(fontsize=7)
+    axes[0][0].set_ylabel("CPU ms per round (timeouts: rounds done)")
     fig.tight_layout()
     for suffix in (".pdf", ".png"):
         fig.savefig(path.with_suffix(suffix), dpi=150)
@@ -271,17 +280,28 @@ def main(argv=None) -> int:
     ap.add_argument("--rhos", type=_floats, default=list(RHOS))
     ap.add_argument("--shapes", type=lambda s: s.split(","), default=list(SHAPES))
     ap.add_argument("--n", type=int, default=N, help="records per data set")
-    ap.add_argument("--timeout", type=float, default=600.0, help="wall seconds per cell")
+    ap.add_argument("--solvers", type=lambda s: s.split(","), default=list(SOLVERS_COMPARED))
+    ap.add_argument("--timeout", type=float, default=600.0, help="CPU seconds per fit")
     ap.add_argument("--reference-max-d", type=int, default=400,
                     help="compare with the from-scratch reference up to this d")
     ap.add_argument("--tables", type=Path, default=TABLES)
     ap.add_argument("--figures", type=Path, default=FIGURES)
+    ap.add_argument("--merge", nargs="+", type=Path, metavar="JSON",
+                    help="draw the tables and plot from these results tables (e.g. of sweeps run in parallel), "
+                         "without running anything")
     ap.add_argument("--cell", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.merge:
+        tables = [json.loads(path.read_text()) for path in args.merge]
+        machine = "; ".join(dict.fromkeys(t["machine"] for t in tables))
+        rows = [r for t in tables for r in t["rows"]]
+        rows.sort(key=lambda r: (SHAPES.index(r["shape"]), r["d"], r["rho"], r.get("solver", "")))
+        write_outputs(rows, tables=args.tables, figures=args.figures, machine=machine, timeout=args.timeout)
+        return 0
     if args.cell:
-        shape, d, rho = json.loads(args.cell)
+        shape, d, rho, solver = json.loads(args.cell)
         row = run_cell(shape, int(d), float(rho), n=args.n, timeout=args.timeout,
-                       reference=int(d) <= args.reference_max_d)
+                       reference=int(d) <= args.reference_max_d, solver=solver)
         print(json.dumps(row))
         return 0
     for shape in args.shapes:
@@ -292,12 +312,13 @@ def main(argv=None) -> int:
     for shape in args.shapes:
         for d in args.dims:
             for rho in args.rhos:
-                row = _run_isolated(shape, d, rho, args)
-                rows.append(row)
-                print(json.dumps(row), flush=True)
-                # Written after every cell: an interrupted sweep keeps what it measured.
-                write_outputs(rows, tables=args.tables, figures=args.figures, machine=machine,
-                              timeout=args.timeout)
+                for solver in args.solvers:
+                    row = _run_isolated(shape, d, rho, solver, args)
+                    rows.append(row)
+                    print(json.dumps(row), flush=True)
+                    # Written after every cell: an interrupted sweep keeps what it measured.
+                    write_outputs(rows, tables=args.tables, figures=args.figures, machine=machine,
+                                  timeout=args.timeout)
     return int(any(r["status"].startswith("error") for r in rows))
 
 

@@ -301,12 +301,13 @@ def solve_newton(
 
 
 def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol: float, max_newton: int,
-           exact_limit: bool, warm_direction=_newton_direction):
+           exact_limit: bool, warm_direction=_newton_direction, refine_start=None):
     """The stages of :func:`solve_newton`: ``(pattern, x, W, mu, n_iter)``.
 
     ``warm_direction`` computes the Newton steps of the stages that start from a
     warm start (and of the final exact stage after them); the cold continuation
-    always factors the Hessian.
+    always factors the Hessian. ``refine_start(pattern, P0, mu)``, if given,
+    improves a warm start ``P0`` for the stage at ``mu`` it will start.
     """
     mus = mu_schedule(mu0, mu_min, mu_factor)
     pat = _Pattern(p)
@@ -314,6 +315,8 @@ def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol
     best = None  # (x, L, W, mu) of the last converged stage
 
     P0, exact_start = _assemble_warm_start(p, init, mus[-1])
+    if P0 is not None and refine_start is not None:
+        P0 = refine_start(pat, P0, 0.0 if exact_limit and exact_start else mus[-1])
     if P0 is not None:
         x = pat.entries(P0)
         L = _factor(P0)

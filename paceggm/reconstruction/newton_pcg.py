@@ -39,6 +39,7 @@ from scipy.sparse import csr_matrix
 from paceggm.reconstruction.newton import (
     DEFAULTS,
     NewtonState,
+    _factor,
     _decrement,
     _gradient,
     _hessian_factor,
@@ -52,6 +53,8 @@ from paceggm.reconstruction.result import BlockSolution
 # previous Newton decrement of the solve (inexact Newton keeps its quadratic
 # convergence with a forcing term of the order of the gradient), within these bounds.
 _CG_RTOL_MAX, _CG_RTOL_MIN = 1e-3, 1e-12
+# A warm start gains from refining at most this many new entries (a round adds one).
+_MAX_REFINED = 4
 # CG steps allowed before the Hessian is factored instead: a step costs about
 # 2|S|² + 4d|S| flops against about |S|³/3 for assembling and factoring.
 _CG_MIN_STEPS = 10
@@ -191,6 +194,58 @@ class _PCGDirection:
         return (cf, h, self.pat.r[pos], self.pat.c[pos])
 
 
+def _coordinate_start(pat: _Pattern, P0: np.ndarray, mu: float) -> np.ndarray:
+    """``P0`` with its new entries (on the pattern, still 0) each set to its own optimum.
+
+    A warm start leaves the entry a round has just measured at ``P_jk = 0``;
+    minimising ``F_μ`` over that entry alone, all others fixed, is one-dimensional
+    (the update of a single precision entry, as in iterative proportional
+    fitting): with ``a = W_jk``, ``b = W_jj W_kk`` and ``c = b − a²``,
+    ``det(P + t(e_j e_kᵀ + e_k e_jᵀ)) = det P · D(t)``, ``D(t) = 1 + 2at − ct²``, and
+    ``f(t) = −log D(t) + 2 y_jk t + (μ/2) q t²`` is convex on the interval where
+    ``D > 0``. Only a few new entries (a round adds one) are refined, one after
+    another.
+    """
+    new = np.flatnonzero((pat.r != pat.c) & (P0[pat.r, pat.c] == 0.0))
+    if new.size == 0 or new.size > _MAX_REFINED:
+        return P0
+    P = P0.copy()
+    for i in new:
+        j, k = int(pat.r[i]), int(pat.c[i])
+        L = _factor(P)
+        if L is None:
+            return P0
+        E = np.zeros((P.shape[0], 2))
+        E[j, 0] = E[k, 1] = 1.0
+        cols = cho_solve((L, True), E, check_finite=False)  # W e_j, W e_k
+        a, b = cols[k, 0], cols[j, 0] * cols[k, 1]
+        t = _best_entry(a, b - a * a, pat.y[i], mu * pat.q[i])
+        if t is not None:
+            P[j, k] = P[k, j] = t
+    return P
+
+
+def _best_entry(a: float, c: float, y: float, muq: float) -> float | None:
+    """Minimiser of ``−log(1 + 2at − ct²) + 2yt + (μq/2)t²``, or None when it is not well defined."""
+    if not (c > 0 and np.isfinite(a) and np.isfinite(c) and np.isfinite(y)):
+        return None
+    root = np.sqrt(a * a + c)
+    lo, hi = (a - root) / c, (a + root) / c  # D(t) > 0 in between
+    # μ = 0 has a closed form (the stable root of a quadratic); it starts Newton for μ > 0.
+    t = 2.0 * (a - y) / (2.0 * y * a + c + np.sqrt(4.0 * y * y * (a * a + c) + c * c))
+    for _ in range(50):
+        D = 1.0 + 2.0 * a * t - c * t * t
+        dD = 2.0 * a - 2.0 * c * t
+        g = -dD / D + 2.0 * y + muq * t
+        h = (2.0 * c * D + dD * dD) / (D * D) + muq
+        # Stay inside the domain: at most halfway to its edge per step.
+        t_new = min(max(t - g / h, 0.5 * (t + lo)), 0.5 * (t + hi))
+        if abs(t_new - t) <= 1e-15 * max(1.0, abs(t)):
+            return t_new
+        t = t_new
+    return t if np.isfinite(t) else None
+
+
 def solve_newton_pcg(
     p: Problem,
     *,
@@ -231,7 +286,8 @@ def solve_newton_pcg(
         return holder["dir"](pat, x, W, mu)
 
     pat, x, W, mu, n_iter = _solve(p, init, mu0=mu0, mu_min=mu_min, mu_factor=mu_factor, tol=tol,
-                                   max_newton=max_newton, exact_limit=exact_limit, warm_direction=direction)
+                                   max_newton=max_newton, exact_limit=exact_limit, warm_direction=direction,
+                                   refine_start=_coordinate_start)
     hessian = None
     if "dir" in holder:
         hessian = holder["dir"].state_hessian()
