@@ -9,8 +9,15 @@ from paceggm import SOLVERS, pace_ggm
 from paceggm.bench import scale_benchmark as sc
 from paceggm.reconstruction.chordal import chordal_maxdet_completion
 from paceggm.reconstruction.newton import _newton_direction, _Pattern, solve_newton
+from paceggm.reconstruction import newton_pcg
 from paceggm.reconstruction.newton_pcg import PCGNewtonState, _best_entry, _PCGDirection, solve_newton_pcg
 from paceggm.reconstruction.problem import make_problem
+
+
+@pytest.fixture(autouse=True)
+def _cg_at_every_size(monkeypatch):
+    """The tests' problems are small; make them take the CG path all the same."""
+    monkeypatch.setattr(newton_pcg, "_CG_MIN_ENTRIES", 0)
 
 
 def _tree_problem(d: int, extra: int, rng: np.random.Generator):
@@ -129,3 +136,13 @@ def test_best_entry_is_the_one_dimensional_minimiser(a, c, y, muq):
     assert abs(-(2.0 * a - 2.0 * c * t) / D + 2.0 * y + muq * t) <= 1e-10 * (1.0 + abs(y))
     if y == a and muq == 0.0:
         assert t == 0.0  # already matched: nothing to change
+
+
+def test_small_blocks_factor_the_hessian(monkeypatch):
+    """Below the size where CG pays, the solver factors (and keeps no factor)."""
+    monkeypatch.setattr(newton_pcg, "_CG_MIN_ENTRIES", 10**9)
+    rng = np.random.default_rng(2)
+    sigma, pattern = _tree_problem(20, 10, rng)
+    sol = solve_newton_pcg(_problem(sigma, pattern))
+    assert sol.state.hessian is None
+    assert np.array_equal(sol.W, solve_newton(_problem(sigma, pattern)).W)

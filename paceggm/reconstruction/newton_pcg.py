@@ -53,6 +53,11 @@ from paceggm.reconstruction.result import BlockSolution
 # previous Newton decrement of the solve (inexact Newton keeps its quadratic
 # convergence with a forcing term of the order of the gradient), within these bounds.
 _CG_RTOL_MAX, _CG_RTOL_MIN = 1e-3, 1e-12
+# Measured entries (diagonal included) from which CG directions pay: below, a
+# Hessian factorisation costs less than the CG steps that replace it (measured on
+# low-rank synthetic fits: CG is 1.2x faster at |S| = 830, slower at real data's
+# |S| <= 300).
+_CG_MIN_ENTRIES = 500
 # A warm start gains from refining at most this many new entries (a round adds one).
 _MAX_REFINED = 4
 # CG steps allowed before the Hessian is factored instead: a step costs about
@@ -278,6 +283,12 @@ def solve_newton_pcg(
     >>> round(float(sol.W[2, 0]), 6), sol.mu
     (0.25, 0.0)
     """
+    if p.rows.size < _CG_MIN_ENTRIES:
+        # Small enough that factoring the Hessian is cheaper than CG.
+        pat, x, W, mu, n_iter = _solve(p, init, mu0=mu0, mu_min=mu_min, mu_factor=mu_factor, tol=tol,
+                                       max_newton=max_newton, exact_limit=exact_limit,
+                                       refine_start=_coordinate_start)
+        return BlockSolution(W=W, state=PCGNewtonState(pat.matrix(x), p.scale, mu), mu=mu, n_iter=n_iter)
     holder = {}
 
     def direction(pat, x, W, mu):
