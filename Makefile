@@ -59,7 +59,10 @@ collect: install
 	for e in $(EXPERIMENTS) quick; do if [ -d runs/$$e ]; then $(BENCH) collect experiment=$$e $(BENCH_ARGS); fi; done
 # ---- end of benchmark harness ---------------------------------------------------
 
+# The linter first (configured in pyproject.toml), then the suite; `pytest -m "not slow"` skips the
+# end-to-end sweeps and figure builds when iterating.
 test: install
+	$(PY) -m ruff check .
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -q
 
 # --- data sets (issue 3) -------------------------------------------------------

@@ -44,7 +44,6 @@ from baselines._common import release_symmetric
 from paceggm._validation import check_data, check_open_fraction, check_random_state, check_rho
 from paceggm.base import PrivateCovarianceEstimator
 from paceggm.estimator import PACEGGM
-from paceggm.reconstruction import DEFAULT_SOLVER
 from paceggm.privacy import (
     ZCDPLedger,
     cross_moment_sensitivity,
@@ -53,6 +52,7 @@ from paceggm.privacy import (
     gaussian_sigma,
     spectral_sensitivity,
 )
+from paceggm.reconstruction import DEFAULT_SOLVER
 
 
 def private_ridge(sigma_xx: np.ndarray, *, n: int, bound: float, rho: float, failure_prob: float,

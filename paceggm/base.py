@@ -27,7 +27,7 @@ class PrivateCovarianceEstimator:
         """Constructor parameters as a dict."""
         return {name: getattr(self, name) for name in self._param_names()}
 
-    def set_params(self, **params) -> "PrivateCovarianceEstimator":
+    def set_params(self, **params) -> PrivateCovarianceEstimator:
         """Set constructor parameters; unknown names raise ``ValueError``."""
         valid = set(self._param_names())
         for name, value in params.items():

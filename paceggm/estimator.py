@@ -354,7 +354,7 @@ class PACEGGM(PrivateCovarianceEstimator):
         self.bound_check = bound_check
         self.random_state = random_state
 
-    def fit(self, X, y=None) -> "PACEGGM":
+    def fit(self, X, y=None) -> PACEGGM:
         """Estimate the covariance of ``X`` privately. ``y`` is ignored."""
         res = pace_ggm(X, **self.get_params())
         self.result_ = res

@@ -75,6 +75,7 @@ def _comparable(df):
     return df.drop(columns=TIMES + ["experiment"]).sort_values("cell_key").reset_index(drop=True)
 
 
+@pytest.mark.slow
 def test_identical_results_for_one_and_two_workers_and_dask(tmp_path):
     grid = "+method.paceggm.grid.solver=[ipm,pgd1]"
     frames = []
@@ -137,8 +138,9 @@ def test_corrupt_cell_is_reported_not_used_and_recomputed(tmp_path):
 
 
 def test_regression_cells_use_the_trial_split(tmp_path):
-    from bench_loaders import PrivateMeanRegressor, small_loader
     from paceggm.bench.seeds import seed_sequence
+
+    from bench_loaders import PrivateMeanRegressor, small_loader
 
     cfg = _cfg(tmp_path, "datasets=[syn1]", "method=[]", "rho=[1.0]", "trials=1",
                "+method.mean={key:mean,target:'bench_loaders:PrivateMeanRegressor',task:regression,measures:none}")
@@ -165,6 +167,7 @@ def _cli(args, **kw):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
 
+@pytest.mark.slow
 def test_resume_with_an_incompatible_config_is_refused(tmp_path):
     args = [*BASE, f"runs_dir={tmp_path}", "datasets=[syn1]", "trials=1", "rho=[1.0]"]
     first = _cli(["run", *args])
@@ -195,6 +198,7 @@ def test_resume_after_a_solver_default_changed_is_refused(tmp_path, monkeypatch)
         run_sweep(cfg)
 
 
+@pytest.mark.slow
 def test_sweep_killed_with_sigkill_resumes_without_losing_or_duplicating_cells(tmp_path):
     # pgd1 on these data takes ~0.1-1 s a cell: slow enough to be killed in the middle.
     args = [*BASE, f"runs_dir={tmp_path}", "datasets=[syn1,bc]", "trials=4",

@@ -14,9 +14,14 @@ import pandas as pd
 import pytest
 
 from paceggm.bench.data import (
-    DatasetFileError, DatasetUnavailableError, clear_cache, dataset_statistics, get_config, load_dataset,
+    DatasetFileError,
+    DatasetUnavailableError,
+    clear_cache,
+    dataset_statistics,
+    get_config,
+    load_dataset,
+    sources,
 )
-from paceggm.bench.data import sources
 from paceggm.bench.data.sources import find_raw_files, read_raw
 
 OFFLINE = ["adult", "seoul_bike", "life_expectancy", "parkinsons", "thyroid_ann", "ibm", "pol",

@@ -5,7 +5,11 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from paceggm.bench.data import (
-    DatasetUnavailableError, get_config, list_datasets, load_dataset, resolve_data_dir,
+    DatasetUnavailableError,
+    get_config,
+    list_datasets,
+    load_dataset,
+    resolve_data_dir,
 )
 from paceggm.bench.data.registry import conf_dir, repo_root
 

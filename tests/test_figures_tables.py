@@ -5,11 +5,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from paceggm.reconstruction import DEFAULT_SOLVER
 from paceggm.bench.figures import tables
-from paceggm.bench.figures.results import (ResultsError, cell_problems, summarize,
-                                           validate_results)
+from paceggm.bench.figures.results import ResultsError, cell_problems, summarize, validate_results
 from paceggm.bench.figures.synthetic import synthetic_results
+from paceggm.reconstruction import DEFAULT_SOLVER
 
 
 def _rows(records):
@@ -69,7 +68,7 @@ def test_measurements_table_d_plus_mean_offdiagonal_and_gaps():
 
 def _hp(rows):
     recs = []
-    for i, (ds, d, rho, a, b, err) in enumerate(rows):
+    for ds, d, rho, a, b, err in rows:
         variant = "paceggm" if (a, b) == (0.3, 0.5) else f"paceggm[alpha={a},beta={b}]"
         recs.append({"dataset": ds, "d": d, "rho": rho, "alpha": a, "beta": b, "trial": 0,
                      "method": "paceggm", "variant": variant, "mahalanobis": err, "frobenius": 10 - err})

@@ -93,10 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    from paceggm.bench.store import IncompatibleRunError
-
     from paceggm.bench.cells import expand
     from paceggm.bench.runner import resolve_loader, run_sweep
+    from paceggm.bench.store import IncompatibleRunError
 
     try:
         # Everything that can be wrong with a config is found here, before any work;

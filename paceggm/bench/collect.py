@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 from paceggm.bench.cells import Cell
 from paceggm.bench.execute import COLUMNS
@@ -60,7 +60,7 @@ class CollectReport:
         return "\n".join(lines)
 
 
-def collect(store: RunStore, *, expected: Sequence[Cell] | None = None) -> tuple["object", CollectReport]:
+def collect(store: RunStore, *, expected: Sequence[Cell] | None = None) -> tuple[object, CollectReport]:
     """Read every valid cell file of ``store`` into the tidy table and write it as Parquet.
 
     With ``expected`` (the cells of the current config), the table keeps only

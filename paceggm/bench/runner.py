@@ -21,10 +21,10 @@ from __future__ import annotations
 import sys
 import time
 import traceback
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
 
 from paceggm.bench.cells import Cell, expand
 from paceggm.bench.config import fingerprint, provenance

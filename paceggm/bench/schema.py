@@ -12,8 +12,8 @@ table. Columns, in order:
 | dataset | str | data-set key (e.g. adult, breast_cancer_sklearn) |
 | preprocessing | str | paper / strict |
 | n, d | int | size of the data after preprocessing |
-| method | str | estimator key: paceggm, ssp, ssp_projected, ssp_tight, diagonal, gausscov, separatecov, adaptivecov, adassp, paceggm_regression |
-| variant | str | label of method + its non-default parameters inside the experiment, used for legends/grouping: e.g. "paceggm", "paceggm[solver=pgd0]", "paceggm[use_components=False]", "paceggm[alpha=0.1,beta=0.5]", "ssp" |
+| method | str | a key of the method registry (:data:`paceggm.bench.methods.METHODS`) |
+| variant | str | recipe entry + the parameters it varies: "paceggm", "paceggm[solver=pgd0]", "ssp" |
 | solver | str | reconstruction solver for PACE-GGM variants ("" otherwise) |
 | use_components | bool or NA | PACE-GGM only |
 | alpha, beta | float or NaN | PACE-GGM only |

@@ -21,7 +21,7 @@ which gives the same answer more slowly.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import scipy

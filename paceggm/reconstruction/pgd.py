@@ -71,7 +71,7 @@ def solve_pgd(
     W = _project_psd(W)
     Z, t = W, 1.0
     n_iter = 0
-    for n_iter in range(1, maxiter + 1):
+    for n_iter in range(1, maxiter + 1):  # noqa: B007 (the count is returned)
         W_new = _project_psd(Z - gw * (Z - p.y) / lip)
         step = np.linalg.norm(W_new - W)
         if accelerated:

@@ -60,7 +60,7 @@ def cache_dir() -> Path:
     return _from_root(str(_paths_config().get("cache_dir", "datasets/cache")))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _registry(root: str) -> dict[str, DictConfig]:
     entries = {}
     for path in sorted(Path(root, "dataset").glob("*.yaml")):

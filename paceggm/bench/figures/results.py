@@ -93,7 +93,7 @@ def canonical_variants(df: pd.DataFrame) -> pd.DataFrame:
     out.loc[pace, "variant"] = canon
     # merging two labels is only right when they are the same computation
     sub = out.loc[pace]
-    for label, g in sub.groupby("variant"):
+    for _, g in sub.groupby("variant"):
         if g["variant_raw"].nunique() > 1 and g.duplicated(["dataset", "preprocessing", "rho", "trial"]).any():
             out.loc[g.index, "variant"] = g["variant_raw"]
     return out

@@ -179,7 +179,7 @@ _TEX = [("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"), (
 
 def tex_escape(s: str) -> str:
     out = str(s)
-    for a, b in _TEX[:1]:
+    for a, _ in _TEX[:1]:
         out = out.replace(a, "\x00")
     for a, b in _TEX[1:]:
         out = out.replace(a, b)
