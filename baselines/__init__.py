@@ -18,20 +18,7 @@ from baselines.dong_liang_yi import AdaptiveCov, GaussCov, SeparateCov
 from baselines.regression import AdaSSP, PACEGGMRegression
 from baselines.ssp import SSP, SSPProjected, SSPTight
 
-COVARIANCE_BASELINES = {
-    "ssp": SSP,
-    "ssp_projected": SSPProjected,
-    "ssp_tight": SSPTight,
-    "diagonal": DiagonalOnly,
-    "gausscov": GaussCov,
-    "separatecov": SeparateCov,
-    "adaptivecov": AdaptiveCov,
-}
-REGRESSION_METHODS = {"adassp": AdaSSP, "pace_ggm_regression": PACEGGMRegression}
-
 __all__ = [
-    "COVARIANCE_BASELINES",
-    "REGRESSION_METHODS",
     "AdaSSP",
     "AdaptiveCov",
     "DiagonalOnly",

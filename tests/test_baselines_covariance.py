@@ -8,7 +8,6 @@ import pytest
 from scipy import stats
 
 from baselines import (
-    COVARIANCE_BASELINES,
     SSP,
     AdaptiveCov,
     DiagonalOnly,
@@ -26,7 +25,7 @@ from baselines.dong_liang_yi import (
 from paceggm.base import PrivateCovarianceEstimator
 from paceggm.privacy import Charge
 
-ALL = list(COVARIANCE_BASELINES.values())
+ALL = [SSP, SSPProjected, SSPTight, DiagonalOnly, GaussCov, SeparateCov, AdaptiveCov]
 PSD_METHODS = [SSPProjected, DiagonalOnly, GaussCov, SeparateCov, AdaptiveCov]
 
 

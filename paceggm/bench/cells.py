@@ -15,8 +15,8 @@ cells. The ``method`` node maps an *entry name* to::
     grid: {solver: [ipm, pgd0]}   # parameters varied inside the experiment
     datasets: null          # optional restriction (e.g. regression targets)
 
-An entry is active when it has a ``key``: every file of ``conf/method/``
-declares one, so selecting it (``method=[paceggm,ssp]``) activates it, and a
+An entry is active when it has a ``key``: every option of the ``method``
+group (generated from the method registry) declares one, so selecting it (``method=[paceggm,ssp]``) activates it, and a
 recipe may add entries of its own (``paceggm_nocc: {key: paceggm, params:
 {use_components: false}}``; drop one with ``~method.paceggm_nocc``). An entry
 without ``key`` only adjusts a method the recipe may not select (e.g.
@@ -32,8 +32,9 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from paceggm.bench.methods import method_spec, resolved_defaults
 from paceggm.bench.seeds import data_seed, method_seed, stable_hash

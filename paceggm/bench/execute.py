@@ -10,14 +10,15 @@ from __future__ import annotations
 import math
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from paceggm.bench.cells import Cell
+from paceggm.bench.fitted import read_fit
 from paceggm.bench.methods import method_spec, resolve
-from paceggm.bench.seeds import canonical_json, seed_sequence
 from paceggm.bench.schema import STORED_COLUMNS
+from paceggm.bench.seeds import canonical_json, seed_sequence
 from paceggm.metrics import frobenius_error, mahalanobis_error
 
 __all__ = ["COLUMNS", "CellData", "prepare_data", "run_cell", "failed_row", "bound_policy"]
@@ -135,23 +136,6 @@ def failed_row(cell: Cell, experiment: str, error: str, data: CellData | None = 
     return row
 
 
-def _inner(est):
-    """The PACE-GGM fit inside a composite estimator (e.g. ``pace_ggm_`` of a regression), else ``est``."""
-    return getattr(est, "pace_ggm_", est)
-
-
-def _measured(est, measures: str, d: int) -> tuple[int | None, int | None]:
-    pattern = getattr(_inner(est), "pattern_", None)
-    if pattern is not None:
-        pattern = np.asarray(pattern, dtype=bool)
-        return int(np.count_nonzero(np.diag(pattern))), int(np.count_nonzero(np.tril(pattern, -1)))
-    if measures == "all":
-        return d, d * (d - 1) // 2
-    if measures == "diagonal":
-        return d, 0
-    return None, None
-
-
 def _split(n: int, test_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     perm = np.random.default_rng(seed_sequence(seed)).permutation(n)
     n_test = min(n - 1, max(1, int(round(test_fraction * n))))
@@ -174,26 +158,18 @@ def _fit_and_measure(cell: Cell, data: CellData, row: dict, test_fraction: float
         row["wall_time"] = time.perf_counter() - t0
         pred = np.asarray(est.predict(data.features[test]), dtype=float).ravel()
         row["mse"] = float(np.mean((pred - data.target[test]) ** 2))
-        diag, off = _measured(est, "none", data.features.shape[1])
+        fit = read_fit(est, spec, data.features.shape[1] + 1)  # PACE-GGM's covariance is of [X, y]
     else:
         t0 = time.perf_counter()
         est.fit(data.X)
         row["wall_time"] = time.perf_counter() - t0
+        fit = read_fit(est, spec, data.d)
         cov = np.asarray(est.covariance_, dtype=float)
         row["mahalanobis"] = mahalanobis_error(cov, data.truth)
         row["frobenius"] = frobenius_error(cov, data.truth)
-        diag, off = _measured(est, cell.measures, data.d)
-    spent = float(est.rho_spent_)
-    if not spent <= cell.rho * (1.0 + _SPEND_RTOL):
-        raise RuntimeError(f"privacy budget overspent: rho_spent={spent!r} > rho={cell.rho!r}")
-    rounds = getattr(_inner(est), "n_rounds_", None)
-    row.update(
-        rho_spent=spent,
-        n_measured_diag=diag,
-        n_measured_offdiag=off,
-        n_rounds=int(rounds) if rounds is not None else None,
-        solve_time=float(getattr(_inner(est), "solve_time_", math.nan)),
-    )
+    if not fit.rho_spent <= cell.rho * (1.0 + _SPEND_RTOL):
+        raise RuntimeError(f"privacy budget overspent: rho_spent={fit.rho_spent!r} > rho={cell.rho!r}")
+    row.update(asdict(fit))
 
 
 def run_cell(cell: Cell, data: CellData, *, experiment: str, test_fraction: float = 0.2) -> dict:

@@ -15,13 +15,21 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from paceggm.bench.methods import METHODS
+
 from . import claims, plots, style, tables
 from .config import FiguresConfig
-from .results import (CellProblem, cell_problems, datasets_by_d, dims, load_results,
-                      pick_preprocessing, select_variants, variant_label)
+from .results import (
+    CellProblem,
+    cell_problems,
+    datasets_by_d,
+    dims,
+    load_results,
+    pick_preprocessing,
+    select_variants,
+    variant_label,
+)
 
-#: Methods whose result is a regression MSE rather than a covariance.
-REGRESSION_METHODS = ("adassp", "paceggm_regression")
 ERRORS = ["mahalanobis", "frobenius"]
 
 
@@ -59,9 +67,10 @@ class BuildLog:
 
 
 def _is_regression(df: pd.DataFrame) -> pd.Series:
-    """Rows of regression methods: known ones, and any method with a finite MSE somewhere."""
+    """Rows of regression methods: registered ones, and any method with a finite MSE somewhere."""
     has_mse = df.groupby("method")["mse"].transform(lambda s: np.isfinite(s).any())
-    return df["method"].isin(REGRESSION_METHODS) | has_mse.astype(bool)
+    registered = [k for k, spec in METHODS.items() if spec.task == "regression"]
+    return df["method"].isin(registered) | has_mse.astype(bool)
 
 
 def _covariance_rows(df):
