@@ -49,11 +49,11 @@ def test_end_to_end_sweep_store_and_table(tmp_path):
     assert (summary.n_cells, summary.n_ok, summary.n_failed, summary.n_skipped) == (16, 16, 0, 0)
     assert "failures: 0" in summary.format()
     df, report = _table(cfg)
-    assert list(df.columns) == list(COLUMNS)
     assert len(df) == 16 and df["cell_key"].is_unique and not report.missing and not report.corrupt
     assert (df["status"] == "ok").all() and (df["experiment"] == "demo").all()
     assert set(df["variant"]) == {"paceggm[solver=ipm]", "paceggm[solver=pgd0]"}
-    assert set(df["solver"]) == {"ipm", "pgd0"}
+    assert set(df["p_solver"]) == {"ipm", "pgd0"}  # parameters are columns of their own
+    assert list(df.columns) == [*COLUMNS, "p_alpha", "p_beta", "p_solver", "p_use_components"]
     assert (df["rho_spent"] <= df["rho"] * (1 + 1e-12)).all()
     assert (df["n_measured_diag"] == df["d"]).all()
     assert (df["n_measured_offdiag"] <= df["d"] * (df["d"] - 1) // 2).all()

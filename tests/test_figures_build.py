@@ -310,8 +310,9 @@ def test_everything_builds_from_the_harness_quick_output(tmp_path):
     for _, row in raw[raw["status"] == "failed"].drop_duplicates("dataset").iterrows():
         assert f"| {row['dataset']} | PACE-GGM (Newton) |" in report
     # the measured-entries table is the default PACE-GGM's, whatever the recipe called it
-    default = raw[(raw["method"] == "paceggm") & (raw["solver"] == "ipm") & raw["use_components"].eq(True).fillna(False)
-                  & (raw["alpha"] == 0.3) & (raw["beta"] == 0.5) & (raw["status"] == "ok")]
+    default = raw[(raw["method"] == "paceggm") & (raw["p_solver"] == "ipm")
+                  & raw["p_use_components"].eq(True).fillna(False)
+                  & (raw["p_alpha"] == 0.3) & (raw["p_beta"] == 0.5) & (raw["status"] == "ok")]
     adult = default[(default["dataset"] == "adult") & (default["rho"] == 1.0)]
     assert len(adult) == 2
     lines = (out / "tables" / "measurements.md").read_text(encoding="utf-8").splitlines()

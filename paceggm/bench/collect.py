@@ -10,16 +10,17 @@ from pathlib import Path
 
 from paceggm.bench.cells import Cell
 from paceggm.bench.execute import COLUMNS
+from paceggm.bench.schema import with_param_columns
 from paceggm.bench.store import CorruptCell, RunStore
 
 __all__ = ["CollectReport", "collect", "to_frame"]
 
 _INT = ("n", "d", "n_measured_diag", "n_measured_offdiag", "n_rounds")
-_FLOAT = ("alpha", "beta", "rho", "mahalanobis", "frobenius", "mse", "rho_spent", "wall_time", "solve_time")
+_FLOAT = ("rho", "mahalanobis", "frobenius", "mse", "rho_spent", "wall_time", "solve_time")
 
 
 def to_frame(rows: Sequence[dict]):
-    """Rows as a DataFrame with the schema's columns, order and dtypes."""
+    """Rows as a DataFrame with the schema's columns, order and dtypes, then the ``p_*`` columns."""
     import pandas as pd
 
     df = pd.DataFrame(list(rows), columns=list(COLUMNS))
@@ -29,10 +30,10 @@ def to_frame(rows: Sequence[dict]):
         df[col] = df[col].astype(float)
     df["trial"] = df["trial"].astype("int64")
     df["seed"] = df["seed"].astype("int64")
-    df["use_components"] = df["use_components"].astype("boolean")
-    for col in ("experiment", "cell_key", "dataset", "preprocessing", "method", "variant", "solver",
+    for col in ("experiment", "cell_key", "dataset", "preprocessing", "method", "variant",
                 "status", "error", "params"):
         df[col] = df[col].fillna("").astype(str)
+    df = with_param_columns(df)
     return df.sort_values(["dataset", "variant", "rho", "trial"], kind="stable").reset_index(drop=True)
 
 

@@ -93,9 +93,6 @@ def prepare_data(dataset, *, name: str, preprocessing: str, bound_check: str, ne
 
 
 def _base_row(cell: Cell, experiment: str) -> dict:
-    params = cell.param_dict
-    paceggm_like = cell.method.startswith("paceggm")
-    uc = params.get("use_components") if paceggm_like else None
     return {
         "experiment": experiment,
         "cell_key": cell.key,
@@ -105,10 +102,6 @@ def _base_row(cell: Cell, experiment: str) -> dict:
         "d": None,
         "method": cell.method,
         "variant": cell.variant,
-        "solver": str(params.get("solver", "")) if paceggm_like else "",
-        "use_components": bool(uc) if uc is not None else None,
-        "alpha": float(params["alpha"]) if paceggm_like and "alpha" in params else math.nan,
-        "beta": float(params["beta"]) if paceggm_like and "beta" in params else math.nan,
         "rho": cell.rho,
         "trial": cell.trial,
         "seed": cell.seed,
@@ -123,7 +116,7 @@ def _base_row(cell: Cell, experiment: str) -> dict:
         "rho_spent": math.nan,
         "wall_time": math.nan,
         "solve_time": math.nan,
-        "params": canonical_json(params),
+        "params": canonical_json(cell.param_dict),  # the p_* columns are built from it
     }
 
 

@@ -75,8 +75,17 @@ def _registry(root: str) -> dict[str, DictConfig]:
 
 
 def list_datasets() -> list[str]:
-    """Names of every registered data set, sorted (the 14 of SPEC §6 and ``breast_cancer_sklearn``)."""
+    """Names of every registered data set, sorted (:func:`paper_datasets` and ``breast_cancer_sklearn``)."""
     return sorted(_registry(str(conf_dir())))
+
+
+def paper_datasets() -> list[str]:
+    """The fourteen data sets of the publication, in its order (by d).
+
+    The one list of them is ``paper_datasets`` in ``conf/config.yaml``, which the
+    recipes interpolate; everything in Python reads it from there.
+    """
+    return list(OmegaConf.load(conf_dir() / "config.yaml").paper_datasets)
 
 
 def get_config(name: str) -> DictConfig:

@@ -89,7 +89,7 @@ def _hp_styles(rows: pd.DataFrame) -> dict[str, style.MethodStyle]:
     """(α, β) variants styled by their grid position (the default pair included)."""
     styles = {v: style.variant_style(v) for v in rows["variant"].unique()}
     for v, g in rows[rows["method"] == "paceggm"].groupby("variant"):
-        a, b = g["alpha"].dropna(), g["beta"].dropna()
+        a, b = g["p_alpha"].dropna(), g["p_beta"].dropna()
         styles[v] = style.hyperparameter_style(
             float(a.iloc[0]) if len(a) else style.PACEGGM_DEFAULTS["alpha"],
             float(b.iloc[0]) if len(b) else style.PACEGGM_DEFAULTS["beta"])

@@ -16,9 +16,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from paceggm.bench.data.registry import paper_datasets
+from paceggm.bench.schema import STORED_COLUMNS, with_param_columns
+from paceggm.bench.seeds import canonical_json
 from paceggm.reconstruction import DEFAULT_SOLVER
-
-from .results import RESULT_COLUMNS
 
 #: (n, d) of the SPEC §6 data sets used here (+ scikit-learn's embedded copy).
 SYNTHETIC_DATASETS = {
@@ -30,7 +31,7 @@ SYNTHETIC_DATASETS = {
 }
 #: Data sets whose every cell fails (as an OpenML-only data set does without network).
 UNAVAILABLE = ("madeline",)
-PAPER = tuple(k for k in SYNTHETIC_DATASETS if k != "breast_cancer_sklearn")
+PAPER = tuple(paper_datasets())
 RHOS = (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 2.0, 10.0)
 FIVE = ("adult", "life_expectancy", "ibm", "bank32nh", "spambase")
 SOLVER_FIVE = ("adult", "life_expectancy", "ibm", "spambase", "communities_crime")
@@ -86,7 +87,7 @@ def _row(experiment, dataset, preprocessing, spec, rho, trial, fail_rate) -> dic
     alpha = float(params.get("alpha", 0.3)) if is_pace else np.nan
     beta = float(params.get("beta", 0.5)) if is_pace else np.nan
     solver = str(params.get("solver", DEFAULT_SOLVER)) if is_pace else ""
-    use_comp = bool(params.get("use_components", True)) if is_pace else pd.NA
+    use_comp = bool(params.get("use_components", True))
     ssp_frob = d * d / (n * np.sqrt(rho))
     floor = 0.05 + 0.3 * (d / 102)  # off-diagonal mass the diagonal baseline never sees
     frob = {
@@ -111,7 +112,6 @@ def _row(experiment, dataset, preprocessing, spec, rho, trial, fail_rate) -> dic
     row = {
         "experiment": experiment, "cell_key": key, "dataset": dataset,
         "preprocessing": preprocessing, "n": n, "d": d, "method": method, "variant": variant,
-        "solver": solver, "use_components": use_comp, "alpha": alpha, "beta": beta,
         "rho": rho, "trial": trial, "seed": seed, "status": "ok", "error": "",
         "mahalanobis": np.nan if regression else maha,
         "frobenius": np.nan if regression else frob,
@@ -121,6 +121,8 @@ def _row(experiment, dataset, preprocessing, spec, rho, trial, fail_rate) -> dic
         "n_rounds": int(round(off * 1.5)) + 1 if is_pace else pd.NA,
         "rho_spent": rho, "wall_time": wall,
         "solve_time": 0.8 * wall if is_pace else np.nan,
+        "params": canonical_json({"alpha": alpha, "beta": beta, "solver": solver, "use_components": use_comp}
+                                 if is_pace else {}),
     }
     if dataset in UNAVAILABLE:
         row.update(status="failed", n=np.nan, d=np.nan, mahalanobis=np.nan, frobenius=np.nan,
@@ -190,11 +192,10 @@ def _table(experiment, datasets, variants, rhos, trials, preprocessing, fail_rat
                     continue
                 rows.extend(_row(experiment, ds, preprocessing, spec, rho, t, fail_rate)
                             for t in range(trials))
-    df = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
+    df = pd.DataFrame(rows, columns=list(STORED_COLUMNS))
     for col in ("n_measured_diag", "n_measured_offdiag", "n_rounds"):
         df[col] = df[col].astype("Int64")
-    df["use_components"] = df["use_components"].astype("boolean")
-    return df
+    return with_param_columns(df)
 
 
 def write_synthetic_store(runs: str | Path, experiments=tuple(RECIPES), **kwargs) -> dict[str, Path]:
