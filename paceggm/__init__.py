@@ -2,10 +2,10 @@
 
 The public API:
 
-* :class:`PACEGGM` and :func:`pace_ggm` — the estimator (SPEC §3);
-* :func:`reconstruct` — maximum-entropy reconstruction from noisy entries (§4);
-* :mod:`paceggm.privacy` — mechanisms, sensitivities, the zCDP ledger (§1–2);
-* :func:`mahalanobis_error`, :func:`frobenius_error` — metrics (§7).
+* :class:`PACEGGM` and :func:`pace_ggm` — the estimator (README, *Algorithm*);
+* :func:`reconstruct` — maximum-entropy reconstruction from noisy entries (README, *Reconstruction and its solvers*);
+* :mod:`paceggm.privacy` — mechanisms, sensitivities, the zCDP ledger (README, *Privacy model*);
+* :func:`mahalanobis_error`, :func:`frobenius_error` — metrics (README, *Data and metrics*).
 
 The benchmark harness lives in :mod:`paceggm.bench`; nothing here imports it.
 """

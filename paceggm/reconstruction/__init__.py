@@ -1,4 +1,4 @@
-"""Maximum-entropy reconstruction of a covariance from noisy entries (SPEC §4).
+"""Maximum-entropy reconstruction of a covariance from noisy entries (README, *Reconstruction and its solvers*).
 
 One entry point, :func:`reconstruct`, in front of interchangeable solvers:
 
