@@ -1,11 +1,11 @@
-"""Private linear regression: AdaSSP and PACE-GGM regression (SPEC §5, §8 item 7).
+"""Private linear regression: AdaSSP and PACE-GGM regression (README, *Baselines*).
 
 Both estimate ``θ = (Σ̂_xx + λ I)⁻¹ Σ̂_xy`` from private second moments of
 ``[X, y]`` and a private ridge ``λ``; they differ in how the moments are released.
 They fit a model through the origin: ``intercept_`` is always 0, because the
 privacy analysis covers ``XᵀX`` and ``Xᵀy`` only and privately centring the data
 would need budget of its own. The project's preprocessing centres every column
-(SPEC §6), which is where the intercept goes; centre test data the same way.
+(README, *Data and metrics*), which is where the intercept goes; centre test data the same way.
 
 Units: everything is normalised by ``n`` (``Σ_xx = XᵀX/n``, ``Σ_xy = Xᵀy/n``, the
 ridge ``λ/n``), which leaves ``θ`` unchanged and lets the sensitivities come from
@@ -200,7 +200,7 @@ class AdaSSP(_PrivateLinearRegression):
 
 
 class PACEGGMRegression(_PrivateLinearRegression):
-    """Linear regression from PACE-GGM's covariance of ``[X, y]`` (SPEC §8 item 7).
+    """Linear regression from PACE-GGM's covariance of ``[X, y]`` (the publication's regression experiment).
 
     Same budget split as :class:`AdaSSP`: ``ρ/3`` for AdaSSP's private ridge
     (:func:`private_ridge`), the remaining ``2ρ/3`` for PACE-GGM on the

@@ -1,4 +1,4 @@
-"""Sufficient-statistic perturbation (SSP): the Gaussian mechanism on ``Σ(X)`` (SPEC §5).
+"""Sufficient-statistic perturbation (SSP): the Gaussian mechanism on ``Σ(X)`` (README, *Baselines*).
 
 Three clearly named versions:
 
