@@ -28,7 +28,7 @@ OFFLINE = ["adult", "seoul_bike", "life_expectancy", "parkinsons", "thyroid_ann"
            "breast_cancer", "bank32nh", "ailerons", "spambase", "communities_crime"]
 # Documented (n, d): the publication's where our rule reproduces it; see the yaml notes otherwise.
 DOCUMENTED_SHAPE = {"life_expectancy": (2728, 15), "ailerons": (13750, 41)}
-# SPEC issue 3: `paper` preprocessing matches the published statistics within 0.005 for these.
+# `paper` preprocessing matches the published statistics within 0.005 for these.
 REPRODUCED = ["adult", "seoul_bike", "thyroid_ann", "pol", "bank32nh", "spambase", "communities_crime"]
 
 

@@ -14,7 +14,7 @@ from paceggm.bench.data import (
 from paceggm.bench.data.registry import conf_dir, paper_datasets, repo_root
 
 PAPER_KEYS = set(paper_datasets())
-# SPEC §8 item 7: the eight regression data sets and their targets.
+# The publication's eight regression data sets and their targets.
 REGRESSION_TARGETS = {"seoul_bike": "Rented Bike Count", "life_expectancy": "Life expectancy",
                       "parkinsons": "motor_UPDRS", "pol": "label", "bank32nh": "class",
                       "ailerons": "class", "communities_crime": "ViolentCrimesPerPop",

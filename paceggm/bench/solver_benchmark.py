@@ -1,4 +1,4 @@
-"""Newton vs IPM-Cholesky: speed and accuracy, measured in one process (issue 7).
+"""Newton vs IPM-Cholesky: speed and accuracy, measured in one process.
 
 Run ``python -m paceggm.bench.solver_benchmark`` (``make bench``); it writes
 ``figures/tables/solver_benchmark.md``. Single-threaded BLAS is forced (through

@@ -1,4 +1,4 @@
-"""Build every figure and table of SPEC §8 that the results store has data for.
+"""Build every figure and table of the publication's experiments that the results store has data for.
 
 Each artifact names the experiments it can be read from (``FiguresConfig.sources``,
 dedicated experiment first, ``quick`` last) and the rows it needs (methods and
@@ -322,7 +322,7 @@ def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = 
 
     ds_md = out / "tables" / "datasets.md"
     art = Artifact("datasets", "table", "Data sets",
-                   "The data sets with n, d and the statistics of SPEC §6, as computed by the "
+                   "The data sets with n, d and their statistics (e_off, effective rank, correlations), as computed by the "
                    "data stage next to the publication's values.")
     if ds_md.is_file():
         art.files = [p for p in (ds_md, ds_md.with_suffix(".tex")) if p.is_file()]

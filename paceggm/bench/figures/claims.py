@@ -14,7 +14,7 @@ low-to-moderate privacy regimes". Three tables test it on the main comparison:
   data sets and Spearman's rank correlation between d and the gain (does the
   gain grow with the dimension?).
 
-For the solver comparison (SPEC §8.4), where every variant of a trial shares
+For the solver comparison (the `solver` recipe), where every variant of a trial shares
 its seed:
 
 * :func:`ratio_table` — each variant's mean error or time divided by a

@@ -21,7 +21,7 @@ from paceggm.bench.schema import STORED_COLUMNS, with_param_columns
 from paceggm.bench.seeds import canonical_json
 from paceggm.reconstruction import DEFAULT_SOLVER
 
-#: (n, d) of the SPEC §6 data sets used here (+ scikit-learn's embedded copy).
+#: (n, d) of the publication's data sets used here (+ scikit-learn's embedded copy).
 SYNTHETIC_DATASETS = {
     "adult": (48842, 6), "seoul_bike": (8760, 10), "life_expectancy": (2864, 15),
     "parkinsons": (5875, 17), "thyroid_ann": (3772, 21), "ibm": (1470, 23), "pol": (15000, 27),
