@@ -35,7 +35,7 @@ reproduce-quick: install
 	$(BENCH) run experiment=quick $(BENCH_ARGS)
 	$(MAKE) figures
 
-# Every SPEC §8 experiment, then the committed results tables and the figures.
+# Every experiment of the publication, then the committed results tables and the figures.
 # Resumable: rerun after an interruption; finished cells are kept.
 reproduce: install
 	set -e; for e in $(EXPERIMENTS); do $(BENCH) run experiment=$$e $(BENCH_ARGS); done
@@ -65,7 +65,7 @@ test: install
 	$(PY) -m ruff check .
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -q
 
-# --- data sets (issue 3) -------------------------------------------------------
+# --- data sets ---------------------------------------------------------------
 # The data-set table (ours vs published) -> figures/tables/datasets.{md,tex}.
 # Raw files: $$PACEGGM_DATA_DIR, else datasets/raw; see datasets/README.md.
 data-stats: install
