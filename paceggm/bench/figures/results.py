@@ -155,10 +155,6 @@ def load_results(runs: str | Path) -> tuple[dict[str, pd.DataFrame], dict[str, s
     return tables, errors
 
 
-def variant_params(variant: str) -> dict:
-    return parse_variant(variant)[1]
-
-
 def select_variants(df: pd.DataFrame, *, methods=None, params: set[str] = frozenset(),
                     plain: bool = True) -> pd.DataFrame:
     """Rows whose variant is the given methods with non-default parameters ⊆ ``params``.
