@@ -35,6 +35,7 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     exc = call.excinfo.value if call.excinfo is not None else None
+    exc = getattr(exc, "exc_info", (None, exc))[1]  # a doctest's own exception (doctest.UnexpectedException)
     if not report.failed or not isinstance(exc, ModuleNotFoundError) or not exc.name:
         return
     top = exc.name.split(".")[0]
