@@ -15,30 +15,37 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from omegaconf import OmegaConf
 
-from paceggm.bench.data.registry import paper_datasets
+from paceggm.bench.data.registry import conf_dir, get_config, paper_datasets
 from paceggm.bench.schema import STORED_COLUMNS, with_param_columns
 from paceggm.bench.seeds import canonical_json
 from paceggm.reconstruction import DEFAULT_SOLVER
 
-#: (n, d) of the publication's data sets used here (+ scikit-learn's embedded copy).
-SYNTHETIC_DATASETS = {
-    "adult": (48842, 6), "seoul_bike": (8760, 10), "life_expectancy": (2864, 15),
-    "parkinsons": (5875, 17), "thyroid_ann": (3772, 21), "ibm": (1470, 23), "pol": (15000, 27),
-    "breast_cancer_sklearn": (569, 30), "breast_cancer": (569, 32), "bank32nh": (8192, 33),
-    "ailerons": (13750, 34), "spambase": (4601, 58), "communities_crime": (1994, 102),
-    "indian_pines": (9144, 187), "madeline": (3140, 260),
-}
 #: Data sets whose every cell fails (as an OpenML-only data set does without network).
 UNAVAILABLE = ("madeline",)
 PAPER = tuple(paper_datasets())
-RHOS = (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 2.0, 10.0)
-FIVE = ("adult", "life_expectancy", "ibm", "bank32nh", "spambase")
-SOLVER_FIVE = ("adult", "life_expectancy", "ibm", "spambase", "communities_crime")
-REGRESSION = ("seoul_bike", "life_expectancy", "parkinsons", "ibm", "pol", "bank32nh", "ailerons",
-              "communities_crime")
-GRID = (0.1, 0.3, 0.5)
-SOLVERS = ("ipm", "pgd0", "pgd1", "newton")
+RHOS = tuple(OmegaConf.load(conf_dir() / "config.yaml").rho)
+
+
+def _recipe(name: str):
+    """Recipe ``conf/experiment/<name>.yaml``: the one statement of its data sets and grid."""
+    return OmegaConf.load(conf_dir() / "experiment" / f"{name}.yaml")
+
+
+def _shape(name: str) -> tuple[int, int]:
+    """(n, d) as published (the data-set registry), or of the embedded copy."""
+    if name == "breast_cancer_sklearn":
+        return 569, 30
+    published = get_config(name).published
+    return int(published.n), int(published.d)
+
+
+FIVE = tuple(_recipe("hyperparameters").datasets)
+SOLVER_FIVE = tuple(_recipe("solver").datasets)
+REGRESSION = tuple(_recipe("regression").datasets)
+GRID = tuple(_recipe("hyperparameters").method.paceggm.grid.alpha)
+SOLVERS = tuple(_recipe("solver").method.paceggm.grid.solver)
 
 
 def _v(label, method=None, **params):
@@ -77,7 +84,7 @@ def _key(*parts) -> str:
 
 
 def _row(experiment, dataset, preprocessing, spec, rho, trial, fail_rate) -> dict:
-    n, d = SYNTHETIC_DATASETS[dataset]
+    n, d = _shape(dataset)
     variant, method, params = spec
     key = _key(dataset, preprocessing, method, sorted(params.items()), rho, trial)
     seed = int(key[:8], 16)
