@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from paceggm.bench.cells import expand
@@ -118,3 +119,21 @@ def test_a_method_that_does_not_keep_its_side_fails_with_the_attribute_named():
     est = NoisyDiagonal(1.0).fit(bounded_gaussian(100, 3, seed=0))
     with pytest.raises(TypeError, match="pattern_"):
         read_fit(est, MethodSpec("x", "m:C", measures="pattern"), 3)
+
+
+def test_rows_of_an_older_store_collect_into_parameter_columns():
+    # cell files written before parameters were columns carry four PACE-GGM fields; the
+    # table takes the parameters from `params` instead, for every method alike
+    from paceggm.bench.collect import to_frame
+    from paceggm.bench.execute import COLUMNS
+
+    base = dict.fromkeys(COLUMNS)
+    base.update(experiment="main", cell_key="a", dataset="adult", preprocessing="paper", method="paceggm",
+                variant="paceggm", rho=1.0, trial=0, seed=1, status="ok", error="")
+    old_pace = {**base, "solver": "ipm", "use_components": True, "alpha": 0.3, "beta": 0.5,
+                "params": '{"alpha":0.3,"beta":0.5,"solver":"ipm","use_components":true}'}
+    toy = {**base, "cell_key": "b", "method": "noisy_diagonal", "variant": "noisy_diagonal", "params": '{"shrink":0.5}'}
+    df = to_frame([old_pace, toy]).set_index("cell_key")
+    assert not {"solver", "use_components", "alpha", "beta"} & set(df.columns)
+    assert df.loc["a", "p_solver"] == "ipm" and df.loc["a", "p_alpha"] == 0.3 and bool(df.loc["a", "p_use_components"])
+    assert df.loc["b", "p_shrink"] == 0.5 and np.isnan(df.loc["a", "p_shrink"]) and pd.isna(df.loc["b", "p_solver"])

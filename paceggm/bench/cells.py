@@ -107,6 +107,9 @@ def _format(value) -> str:
 def variant_label(name: str, combo: Mapping[str, Any]) -> str:
     """``name[k=v,…]`` over the grid parameters, or ``name`` without a grid.
 
+    The one builder of variant labels: the harness labels cells with it, and
+    the figures relabel variants with it from the ``p_*`` parameter columns.
+
     Examples
     --------
     >>> variant_label("paceggm", {"beta": 0.5, "alpha": 0.1})
