@@ -1,4 +1,4 @@
-"""A terminal summary of a results table: mean errors per data set, variant and ρ."""
+"""Summaries of a results table over trials: the statistics every figure and table uses, and the terminal table."""
 
 from __future__ import annotations
 

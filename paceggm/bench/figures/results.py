@@ -1,9 +1,10 @@
-"""Reading the harness's results tables and summarising them over trials.
+"""Reading the harness's results tables: validation, variant labels, and the gaps of a grid.
 
 The figures stage reads nothing else: ``runs/<experiment>/results.parquet`` with
-the columns of the results contract (:mod:`paceggm.bench.schema`). Summaries use only
-``status == "ok"`` rows; cells without any such row are *missing* (never run)
-or *failed* (run, every trial failed), and are reported, never interpolated.
+the columns of the results contract (:mod:`paceggm.bench.schema`). Summaries
+(:func:`paceggm.bench.summary.trial_stats`) use only ``status == "ok"`` rows;
+cells without any such row are *missing* (never run) or *failed* (run, every
+trial failed), and are reported, never interpolated.
 """
 
 from __future__ import annotations
