@@ -40,7 +40,7 @@ import math
 
 import numpy as np
 
-from baselines._common import release_symmetric
+from ._common import release_symmetric
 from paceggm._validation import check_data, check_open_fraction, check_random_state, check_rho
 from paceggm.base import PrivateCovarianceEstimator
 from paceggm.estimator import PACEGGM
