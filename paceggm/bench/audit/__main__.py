@@ -33,9 +33,10 @@ fit's ρ = 128.
 What it shows: no test found a violation of the claimed budgets, and the same test catches a
 Gaussian mechanism with half its noise (true ρ four times the claim) and an exponential mechanism
 with its sensitivity halved (true ε twice the claim). What it does not show: a lower bound below
-the claim is not a proof of privacy — other neighbours, statistics or mechanisms could do better —
-and the loose bounds of the threshold step and of a whole fit (which spends its budget over many
-releases) reflect the weakness of one scalar test, not slack in the accounting.
+the claim is not a proof of privacy — other neighbours or statistics could come closer — and the
+loose bounds of a whole fit (which spends its budget over many releases) and of the threshold step
+(whose loss lies in rare events) reflect what one scalar test can see; they say nothing either way
+about slack in the accounting.
 """
 
 
