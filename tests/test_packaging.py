@@ -30,7 +30,7 @@ def _packages_on_disk() -> set[str]:
     for folder, package in MAPPED.items():
         base = ROOT / folder
         for path in [base, *sorted(p for p in base.rglob("*") if p.is_dir())]:
-            if path.name == "__pycache__" or not any(path.glob("*.py")) and not any(path.glob("*.yaml")):
+            if path.name == "__pycache__" or not (any(path.glob("*.py")) or any(path.glob("*.yaml"))):
                 continue
             found.add(".".join([package, *path.relative_to(base).parts]))
     return found
