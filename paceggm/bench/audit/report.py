@@ -7,11 +7,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..figures.tables import MISSING, Table, fmt_sig
+from ..figures.tables import Table, fmt_sig
 from .bounds import AuditBound, threshold_audit
 from .cases import AuditCase, draw
 
 CONFIDENCE = 0.95
+NOT_CLAIMED = "n/a"  # no pure-DP claim to audit
 
 
 @dataclass(frozen=True)
@@ -61,8 +62,8 @@ def audit_table(rows: list[AuditRow]) -> Table:
     text = pd.DataFrame(
         [[r.case.neighbours, r.case.statistic, f"{r.n_draws:,}", r.bound.event + f" (likelier on {r.bound.likelier_on})",
           fmt_sig(r.case.rho), fmt_sig(r.bound.rho),
-          fmt_sig(r.case.epsilon) if r.case.epsilon is not None else MISSING,
-          fmt_sig(r.bound.epsilon) if r.case.epsilon is not None else MISSING, r.verdict]
+          fmt_sig(r.case.epsilon) if r.case.epsilon is not None else NOT_CLAIMED,
+          fmt_sig(r.bound.epsilon) if r.case.epsilon is not None else NOT_CLAIMED, r.verdict]
          for r in rows],
         index=[r.case.mechanism for r in rows],
         columns=["neighbours D / D'", "statistic s", "draws per data set", "test",
