@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from baselines._common import CovarianceBaseline
 from paceggm.privacy import entry_sensitivity, gaussian_mechanism
+
+from ._common import CovarianceBaseline
 
 
 class DiagonalOnly(CovarianceBaseline):

@@ -21,7 +21,6 @@ import math
 
 import numpy as np
 
-from baselines._common import CovarianceBaseline, clip_eigenvalues, release_symmetric
 from paceggm._validation import check_open_fraction
 from paceggm.privacy import (
     ZCDPLedger,
@@ -31,6 +30,8 @@ from paceggm.privacy import (
     sparse_vector,
     trace_sensitivity,
 )
+
+from ._common import CovarianceBaseline, clip_eigenvalues, release_symmetric
 
 # Dyadic levels searched by AdaptiveCov: radii 2^0 … 2^-(LEVELS-1); the reference
 # code uses min(d n, -int(log2(1e-24))) = min(d n, 79) levels below 2^0.

@@ -40,7 +40,6 @@ import math
 
 import numpy as np
 
-from baselines._common import release_symmetric
 from paceggm._validation import check_data, check_open_fraction, check_random_state, check_rho
 from paceggm.base import PrivateCovarianceEstimator
 from paceggm.estimator import PACEGGM
@@ -53,6 +52,8 @@ from paceggm.privacy import (
     spectral_sensitivity,
 )
 from paceggm.reconstruction import DEFAULT_SOLVER
+
+from ._common import release_symmetric
 
 
 def private_ridge(sigma_xx: np.ndarray, *, n: int, bound: float, rho: float, failure_prob: float,

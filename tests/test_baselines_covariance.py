@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from baselines import (
+from paceggm.base import PrivateCovarianceEstimator
+from paceggm.baselines import (
     SSP,
     AdaptiveCov,
     DiagonalOnly,
@@ -16,13 +17,12 @@ from baselines import (
     SSPProjected,
     SSPTight,
 )
-from baselines.dong_liang_yi import (
+from paceggm.baselines.dong_liang_yi import (
     _dyadic_counts,
     _gaussian_norm_bound,
     _wigner_frobenius_bound,
     _wigner_spectral_bound,
 )
-from paceggm.base import PrivateCovarianceEstimator
 from paceggm.privacy import Charge
 
 ALL = [SSP, SSPProjected, SSPTight, DiagonalOnly, GaussCov, SeparateCov, AdaptiveCov]

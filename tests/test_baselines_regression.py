@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from baselines import AdaSSP, PACEGGMRegression
+from paceggm.baselines import AdaSSP, PACEGGMRegression
 from paceggm.privacy import Charge
 
 

@@ -188,7 +188,7 @@ def test_missing_and_failed_cells_are_gaps_not_interpolated(tmp_path):
 
 
 def test_a_registered_method_shows_up_in_figures_and_tables(tmp_path, monkeypatch):
-    monkeypatch.setitem(METHODS, "newcov", MethodSpec("newcov", "baselines:SSP", measures="all",
+    monkeypatch.setitem(METHODS, "newcov", MethodSpec("newcov", "paceggm.baselines:SSP", measures="all",
                                                       style=MethodStyle("NewCov", "#117733", "*", "-", 15)))
     df = synthetic_results("main", datasets=("adult",), rhos=(0.1, 1.0), trials=2, fail_rate=0.0,
                            missing_rate=0.0)

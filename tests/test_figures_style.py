@@ -67,7 +67,7 @@ def test_unknown_method_gets_a_stable_fallback_and_sorts_last():
 def test_a_registered_method_is_seen_by_every_lookup(monkeypatch):
     new = MethodStyle("My estimator", "#123456", "*", "-", 5)
     monkeypatch.setitem(METHODS, "dummy", METHODS["ssp"])
-    register(MethodSpec("dummy", "baselines:SSP", measures="all", style=new))
+    register(MethodSpec("dummy", "paceggm.baselines:SSP", measures="all", style=new))
     assert style.variant_style("dummy") == new
     assert style.variant_order(["ssp", "dummy", "paceggm"]) == ["paceggm", "dummy", "ssp"]
     with pytest.raises(TypeError):

@@ -120,23 +120,23 @@ METHODS: dict[str, MethodSpec] = {
     spec.key: spec
     for spec in (
         MethodSpec("paceggm", "paceggm:PACEGGM", "covariance", "pattern", _PACEGGM_PARAMS, style=_PACE),
-        MethodSpec("ssp", "baselines:SSP", "covariance", "all",
+        MethodSpec("ssp", "paceggm.baselines:SSP", "covariance", "all",
                    style=MethodStyle("SSP", PALETTE["blue"], "s", "--", 10)),
-        MethodSpec("ssp_projected", "baselines:SSPProjected", "covariance", "all",
+        MethodSpec("ssp_projected", "paceggm.baselines:SSPProjected", "covariance", "all",
                    style=MethodStyle("SSP (PSD-projected)", PALETTE["sky"], "D", (0, (5, 1, 1, 1)), 11)),
-        MethodSpec("ssp_tight", "baselines:SSPTight", "covariance", "all",
+        MethodSpec("ssp_tight", "paceggm.baselines:SSPTight", "covariance", "all",
                    style=MethodStyle("SSP (tight)", PALETTE["purple"], "P", (0, (3, 1, 1, 1, 1, 1)), 12)),
-        MethodSpec("adaptivecov", "baselines:AdaptiveCov", "covariance", "all",
+        MethodSpec("adaptivecov", "paceggm.baselines:AdaptiveCov", "covariance", "all",
                    style=MethodStyle("AdaptiveCov", PALETTE["green"], "^", "-.", 20)),
-        MethodSpec("gausscov", "baselines:GaussCov", "covariance", "all",
+        MethodSpec("gausscov", "paceggm.baselines:GaussCov", "covariance", "all",
                    style=MethodStyle("GaussCov", PALETTE["orange"], "v", (0, (1, 1)), 21)),
-        MethodSpec("separatecov", "baselines:SeparateCov", "covariance", "all",
+        MethodSpec("separatecov", "paceggm.baselines:SeparateCov", "covariance", "all",
                    style=MethodStyle("SeparateCov", PALETTE["yellow"], "<", (0, (4, 2, 1, 2)), 22)),
-        MethodSpec("diagonal", "baselines:DiagonalOnly", "covariance", "diagonal",
+        MethodSpec("diagonal", "paceggm.baselines:DiagonalOnly", "covariance", "diagonal",
                    style=MethodStyle("Diagonal only", PALETTE["grey"], "x", ":", 30)),
-        MethodSpec("adassp", "baselines:AdaSSP", "regression", "none",
+        MethodSpec("adassp", "paceggm.baselines:AdaSSP", "regression", "none",
                    style=MethodStyle("AdaSSP", PALETTE["blue"], "s", "--", 40)),
-        MethodSpec("paceggm_regression", "baselines:PACEGGMRegression", "regression", "pattern",
+        MethodSpec("paceggm_regression", "paceggm.baselines:PACEGGMRegression", "regression", "pattern",
                    {"alpha": None, "beta": None, "solver": None, "use_components": None},
                    style=replace(_PACE, order=1), inner="pace_ggm_"),
     )
@@ -149,9 +149,9 @@ def register(spec: MethodSpec) -> MethodSpec:
     Examples
     --------
     >>> from paceggm.bench.methods import METHODS, MethodSpec, register
-    >>> spec = register(MethodSpec("ssp_copy", "baselines:SSP", measures="all"))
+    >>> spec = register(MethodSpec("ssp_copy", "paceggm.baselines:SSP", measures="all"))
     >>> METHODS["ssp_copy"].target
-    'baselines:SSP'
+    'paceggm.baselines:SSP'
     >>> del METHODS["ssp_copy"]
     """
     if not isinstance(spec, MethodSpec):
