@@ -17,14 +17,17 @@ def _skip_reason(missing) -> str:
     return f"needs the benchmark harness's dependencies (missing {', '.join(missing)}; {_HOW})"
 
 
+def _missing_in(report) -> list[str]:
+    # pytest keeps the text of the error (an import error while collecting, a
+    # package's failed setup, a doctest's exception); the module it names decides
+    return [m for m in missing_requirements() if f"No module named '{m}" in str(report.longrepr)]
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_make_collect_report(collector):
     outcome = yield
     report = outcome.get_result()
-    if not report.failed or not isinstance(collector, pytest.File):
-        return
-    # pytest keeps only the text of an import error raised while collecting
-    missing = [m for m in missing_requirements() if f"No module named '{m}" in str(report.longrepr)]
+    missing = _missing_in(report) if report.failed and isinstance(collector, pytest.File) else []
     if missing:
         report.outcome = "skipped"
         report.longrepr = (str(collector.path), 0, "Skipped: " + _skip_reason(missing))
@@ -34,11 +37,7 @@ def pytest_make_collect_report(collector):
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
-    exc = call.excinfo.value if call.excinfo is not None else None
-    exc = getattr(exc, "exc_info", (None, exc))[1]  # a doctest's own exception (doctest.UnexpectedException)
-    if not report.failed or not isinstance(exc, ModuleNotFoundError) or not exc.name:
-        return
-    top = exc.name.split(".")[0]
-    if top in missing_requirements():
+    missing = _missing_in(report) if report.failed else []
+    if missing:
         report.outcome = "skipped"
-        report.longrepr = (str(item.path), item.location[1] or 0, "Skipped: " + _skip_reason([top]))
+        report.longrepr = (str(item.path), item.location[1] or 0, "Skipped: " + _skip_reason(missing))
