@@ -268,7 +268,7 @@ def test_quick_recipe_runs_every_method_end_to_end(tmp_path):
     cov = df[df["mse"].isna()]
     assert np.isfinite(cov[["mahalanobis", "frobenius"]].to_numpy()).all()
     d = int(df["d"].iloc[0])
-    full = cov[cov["method"].isin(["ssp", "ssp_projected", "ssp_tight", "gausscov", "separatecov", "adaptivecov"])]
+    full = cov[cov["method"].isin([k for k, spec in METHODS.items() if spec.measures == "all"])]
     assert (full["n_measured_offdiag"] == d * (d - 1) // 2).all() and (full["n_measured_diag"] == d).all()
     assert (cov.loc[cov["method"] == "diagonal", "n_measured_offdiag"] == 0).all()
     reg = df[df["method"].isin(["adassp", "paceggm_regression"])]
