@@ -41,6 +41,7 @@ import warnings
 
 import numpy as np
 from sklearn.base import RegressorMixin
+from sklearn.exceptions import DataConversionWarning
 
 from baselines._common import release_symmetric
 from paceggm._validation import check_data, check_open_fraction, check_random_state, enforce_bound
@@ -87,11 +88,31 @@ def _solve_ridge(sigma_xx: np.ndarray, sigma_xy: np.ndarray, ridge: float) -> np
         return np.linalg.lstsq(a, sigma_xy, rcond=None)[0]
 
 
+def _as_column(y):
+    """``y`` of shape (n,) — or (n, 1), with scikit-learn's warning — as a column, keeping a mask if any."""
+    y = y if isinstance(y, np.ma.MaskedArray) or hasattr(y, "iloc") else np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        warnings.warn("A column-vector y was passed when a 1d array was expected; it is used as an array "
+                      "of shape (n_samples,)", DataConversionWarning, stacklevel=3)
+    elif y.ndim != 1:
+        raise ValueError(f"y must be 1-D of length n_samples, got shape {y.shape}")
+    return y.to_frame() if hasattr(y, "to_frame") else y.reshape(-1, 1)
+
+
 class _PrivateLinearRegression(RegressorMixin, PrivateEstimator):
     """Shared ``fit(X, y)`` checks, accounting and ``predict``; ``score`` is R² (``RegressorMixin``)."""
 
     def _check_params(self) -> None:
         check_open_fraction(self.failure_prob, "failure_prob")
+
+    @classmethod
+    def _xfail_checks(cls) -> dict[str, str]:
+        return {
+            "check_regressors_train": (
+                "accuracy on a few dozen rows: at a private budget the noise, calibrated to a bound that "
+                "covers the check's data, swamps the signal (the check passes at a very large rho)"
+            ),
+        }
 
     def fit(self, X, y):
         """Fit ``θ`` privately.
@@ -112,9 +133,7 @@ class _PrivateLinearRegression(RegressorMixin, PrivateEstimator):
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
         X = self._check_fit_data(X, bound=self.bound, bound_check=self.bound_check)
-        if np.ndim(y) != 1:
-            raise ValueError(f"y must be 1-D of length n_samples, got shape {np.shape(y)}")
-        y_col = check_data(np.reshape(y, (-1, 1)), name="y")
+        y_col = check_data(_as_column(y), name="y")
         if y_col.shape[0] != X.shape[0]:
             raise ValueError(f"X and y have different numbers of rows: {X.shape[0]} vs {y_col.shape[0]}")
         if self.bound_check != "waive":  # waived once for X already (one warning)

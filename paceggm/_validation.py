@@ -104,19 +104,36 @@ def check_data(X, *, min_samples: int = 2, name: str = "X") -> np.ndarray:
         raise ValueError(f"{name} could not be converted to an array: {type(exc).__name__}") from exc
     if np.issubdtype(arr.dtype, np.complexfloating):
         raise ValueError(f"Complex data not supported: {name} must be real-valued")
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+    if arr.dtype == object:
+        # Numbers stored as objects convert; pd.NA, None and text do not (the message quotes none of them).
+        try:
+            arr = arr.astype(float)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"{name} has dtype object with entries that are not numbers (the float() argument must be a "
+                "string or a real number holding a numeric value; pd.NA, None and text are not): encode or drop "
+                "non-numeric columns and impute or drop missing values first"
+            ) from None
+    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         raise TypeError(
             f"{name} must be numeric, got dtype {arr.dtype}; encode or drop non-numeric columns "
             "(and impute or drop missing values such as pd.NA) first"
         )
     if arr.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {arr.shape}")
+        raise ValueError(
+            f"{name} must be 2-D (n_samples, n_features), got shape {arr.shape}. Reshape your data either "
+            f"using {name}.reshape(-1, 1) if it has a single feature or {name}.reshape(1, -1) if it has a single sample"
+        )
     n, d = arr.shape
-    if d < 1 or n == 0:
-        raise ValueError(f"{name} is empty: shape {arr.shape}")
+    if d < 1:
+        raise ValueError(f"{name} is empty: 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required.")
+    if n == 0:
+        raise ValueError(f"{name} is empty: 0 sample(s) (shape={arr.shape}) while a minimum of {min_samples} is required.")
     if n < min_samples:
         raise ValueError(f"{name} needs at least {min_samples} samples (rows), got {n} sample")
-    arr = arr.astype(float, copy=False)
+    # One memory layout for every input (a DataFrame arrives column-major): the
+    # reductions downstream then add in the same order, so results do not depend on it.
+    arr = np.ascontiguousarray(arr, dtype=float)
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains NaN or inf (missing or infinite values); remove or impute them first")
     return arr

@@ -206,6 +206,10 @@ class PrivateCovarianceEstimator(PrivateEstimator):
         float
         """
         X_test = self._check_new_data(X_test)
+        # No Gaussian density without a positive definite covariance (a pseudo-inverse
+        # with an even number of negative eigenvalues would still have det > 0).
+        if np.linalg.eigvalsh(self.covariance_).min() <= 0.0:
+            return -np.inf
         test_cov = empirical_covariance(X_test - self.location_, assume_centered=True)
         return float(log_likelihood(test_cov, self.precision_))
 

@@ -5,7 +5,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from sklearn.exceptions import NotFittedError
+from sklearn.exceptions import DataConversionWarning, NotFittedError
 from scipy import stats
 
 from baselines import AdaSSP, PACEGGMRegression
@@ -123,7 +123,9 @@ def test_bad_input_raises_clear_errors(cls):
     with pytest.raises(ValueError, match="rho"):
         cls(0.0).fit(X, y)
     with pytest.raises(ValueError, match="1-D"):
-        cls(1.0).fit(X, y[:, None])
+        cls(1.0).fit(X, np.column_stack([y, y]))
+    with pytest.warns(DataConversionWarning, match="column-vector"):
+        cls(1.0, random_state=0).fit(X, y[:, None])
     with pytest.raises(ValueError, match="different numbers of rows"):
         cls(1.0).fit(X, y[:-1])
     bad = y.copy()
