@@ -222,8 +222,8 @@ def reconstruct(
     converged = all(b.get("converged", True) for b in blocks.values())
     if not converged:
         warnings.warn(
-            f"solver {solver!r} stopped before converging (iteration cap) on at least one block; "
-            "raise its caps through solver_options or use solver='newton'",
+            f"solver {solver!r} stopped before converging on at least one block (an iteration cap was hit, "
+            "or a continuation stage failed); raise its caps through solver_options",
             ConvergenceWarning, stacklevel=2,
         )
     return Reconstruction(
