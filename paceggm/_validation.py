@@ -40,11 +40,12 @@ def check_open_fraction(value, name: str) -> float:
 
 
 def check_bound(bound, *, d: int = 1) -> float:
-    """A coordinate bound ``B`` whose sensitivities (up to ``4 d B²``) are finite and non-zero."""
+    """A coordinate bound ``B`` whose sensitivities (up to ``16 d B²``) are finite and non-zero."""
     bound = check_positive(bound, "bound")
-    # Every sensitivity is a multiple of B or B² by at most 4d; B² must neither
-    # overflow (1e200² is inf) nor underflow to 0 (a zero sensitivity means no noise).
-    if not math.isfinite(4.0 * d * bound * bound):
+    # Every sensitivity is a multiple of B or B² by at most 4d — 16d when a private mean
+    # doubles the bound; B² must neither overflow (1e200² is inf) nor underflow to 0
+    # (a zero sensitivity would mean no noise).
+    if not math.isfinite(16.0 * d * bound * bound):
         raise ValueError(
             f"bound={bound!r} is too large: the sensitivities use d·bound², which overflows for d={d}; "
             "rescale the data so that a smaller bound holds"
