@@ -139,8 +139,8 @@ class _PrivateLinearRegression(RegressorMixin, PrivateEstimator):
         if self.bound_check != "waive":  # waived once for X already (one warning)
             y_col = enforce_bound(y_col, float(self.bound), self.bound_check, name="y")
         Z = np.column_stack([X, y_col])
-        self._pay(rho)
         rng = check_random_state(self.random_state)
+        self._pay(rho)
         ledger = ZCDPLedger(rho)
         self.coef_ = np.asarray(self._fit(Z, ledger, rng), dtype=float)
         self.intercept_ = 0.0
@@ -306,7 +306,7 @@ class PACEGGMRegression(_PrivateLinearRegression):
     def _check_params(self) -> None:
         super()._check_params()
         _check_paceggm_params(
-            rho=None, bound=self.bound, alpha=self.alpha, beta=self.beta, max_rounds=self.max_rounds,
+            bound=self.bound, alpha=self.alpha, beta=self.beta, max_rounds=self.max_rounds,
             solver=self.solver, use_components=self.use_components, solver_options=self.solver_options,
         )
 

@@ -159,8 +159,8 @@ class PrivateCovarianceEstimator(PrivateEstimator):
         if not isinstance(self.assume_centered, (bool, np.bool_)):
             raise TypeError(f"assume_centered must be a bool, got {self.assume_centered!r}")
         mean_fraction = None if self.assume_centered else check_open_fraction(self.mean_fraction, "mean_fraction")
-        self._pay(rho)
         rng = check_random_state(self.random_state)
+        self._pay(rho)  # the last step before the first mechanism: bad input above spends nothing
         bound = float(self.bound)
         ledger = ZCDPLedger(rho)
         if self.assume_centered:

@@ -108,9 +108,8 @@ class PACEGGMResult:
         return all(r.converged for r in self.history)
 
 
-def _check_params(*, rho, bound, alpha, beta, max_rounds, solver, use_components, solver_options) -> None:
-    if rho is not None:
-        check_rho(rho)
+def _check_params(*, bound, alpha, beta, max_rounds, solver, use_components, solver_options) -> None:
+    """PACE-GGM's own parameters (the budget is checked where it is resolved)."""
     check_bound(bound)
     check_open_fraction(alpha, "alpha")
     check_open_fraction(beta, "beta")
@@ -189,7 +188,7 @@ def pace_ggm(
     """
     rho = check_rho(rho)
     _check_params(
-        rho=rho, bound=bound, alpha=alpha, beta=beta, max_rounds=max_rounds, solver=solver,
+        bound=bound, alpha=alpha, beta=beta, max_rounds=max_rounds, solver=solver,
         use_components=use_components, solver_options=solver_options,
     )
     X = check_data(X)
@@ -433,7 +432,7 @@ class PACEGGM(PrivateCovarianceEstimator):
 
     def _check_params(self) -> None:
         _check_params(
-            rho=None, bound=self.bound, alpha=self.alpha, beta=self.beta, max_rounds=self.max_rounds,
+            bound=self.bound, alpha=self.alpha, beta=self.beta, max_rounds=self.max_rounds,
             solver=self.solver, use_components=self.use_components, solver_options=self.solver_options,
         )
 

@@ -108,6 +108,11 @@ def test_bad_input_with_an_accountant_spends_nothing():
         PACEGGM(rho=0.5, accountant=acc).fit(X)
     with pytest.raises(ValueError, match="alpha"):
         PACEGGM(rho=0.5, alpha=2.0, accountant=acc).fit(_X())
+    for cls in ALL:
+        with pytest.raises(TypeError, match="random_state"):
+            _fit(cls(rho=0.5, accountant=acc, random_state="seed"), _X())
+        with pytest.raises(ValueError, match="outside"):
+            _fit(cls(rho=0.5, accountant=acc), _X() * 3)
     assert acc.spent == 0.0 and acc.charges == ()
 
 
