@@ -64,3 +64,11 @@ def test_guarantee_note_counts_mixed_tables():
     rows = pd.DataFrame({"guarantee_holds": pd.array([True, False, True], dtype="boolean")})
     assert guarantee_note(rows) == "Privacy: the guarantee does not hold in 1 of the 3 trials shown (bound check waived)."
     assert guarantee_note(rows.iloc[:0]) == ""
+
+
+def test_rows_from_before_the_column_are_derived_and_recorded_values_kept():
+    from paceggm.bench.figures.results import _with_guarantee_columns
+
+    df = pd.DataFrame({"preprocessing": ["paper", "strict", "strict", "paper"],
+                       "guarantee_holds": [None, None, False, True]})  # a store resumed across the change
+    assert _with_guarantee_columns(df)["guarantee_holds"].tolist() == [False, True, False, True]

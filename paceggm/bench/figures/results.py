@@ -73,19 +73,18 @@ def validate_results(df: pd.DataFrame, *, source: str = "results table") -> pd.D
 
 
 def _with_guarantee_columns(df: pd.DataFrame) -> pd.DataFrame:
-    """Tables older than the ``guarantee_holds``/``converged`` columns: derive the first, mark the second unknown.
+    """Rows older than the ``guarantee_holds``/``converged`` columns: derive the first, leave the second unknown.
 
     The guarantee follows from the preprocessing under the default bound policy
     (``auto``), which every committed table was computed with.
     """
-    if "guarantee_holds" in df.columns and "converged" in df.columns:
-        return df
     if "preprocessing" not in df.columns:
         return df  # reported as missing columns by the caller
     out = df.copy()
-    if "guarantee_holds" not in out.columns:
-        policies = out["preprocessing"].map(lambda p: bound_policy("auto", str(p)))
-        out["guarantee_holds"] = policies.map(guarantee_holds).astype("boolean")
+    holds = (out["guarantee_holds"] if "guarantee_holds" in out.columns
+             else pd.Series(pd.NA, index=out.index)).astype("boolean")
+    derived = out["preprocessing"].map(lambda p: guarantee_holds(bound_policy("auto", str(p)))).astype("boolean")
+    out["guarantee_holds"] = holds.fillna(derived)
     if "converged" not in out.columns:
         out["converged"] = pd.array([pd.NA] * len(out), dtype="boolean")
     return out
