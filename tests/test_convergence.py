@@ -52,3 +52,25 @@ def test_estimator_records_convergence_per_round():
     assert fine.converged_ is True and all(r.converged for r in fine.history_)
     assert fine.n_iter_ == sum(r.n_iter for r in fine.history_) > 0
 
+
+
+def test_newton_flag_follows_where_its_continuation_stopped():
+    # Far from completable measurements and a μ_min below what the continuation reaches:
+    # the answer then comes from an earlier stage, which must be flagged and warned about.
+    from paceggm.reconstruction.newton import solve_newton
+    from paceggm.reconstruction.problem import make_problem, natural_units
+
+    d = 6
+    X = bounded_gaussian(2000, d, seed=0)
+    y = X.T @ X / X.shape[0] + np.random.default_rng(0).normal(scale=0.3, size=(d, d))
+    y = 0.5 * (y + y.T)
+    lam = np.full((d, d), 1e4)
+    options = {"mu_min": 1e-20, "exact_limit": False}
+    scale, lam_unit = natural_units(y, lam)
+    sol = solve_newton(make_problem(y, lam, scale=scale, lam_unit=lam_unit), **options)
+    assert sol.converged == (sol.mu <= options["mu_min"])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rec = reconstruct(y, lam, solver="newton", solver_options=options)
+    assert rec.converged == sol.converged
+    assert any(issubclass(w.category, ConvergenceWarning) for w in caught) == (not rec.converged)
