@@ -96,7 +96,9 @@ def _as_column(y):
                       "of shape (n_samples,)", DataConversionWarning, stacklevel=3)
     elif y.ndim != 1:
         raise ValueError(f"y must be 1-D of length n_samples, got shape {y.shape}")
-    return y.to_frame() if hasattr(y, "to_frame") else y.reshape(-1, 1)
+    if hasattr(y, "iloc"):  # a pandas Series, or a one-column DataFrame
+        return y.to_frame() if y.ndim == 1 else y
+    return y.reshape(-1, 1)
 
 
 class _PrivateLinearRegression(RegressorMixin, PrivateEstimator):

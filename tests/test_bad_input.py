@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import sparse
+from sklearn.exceptions import DataConversionWarning
 
 from baselines import (
     SSP, AdaptiveCov, AdaSSP, DiagonalOnly, GaussCov, PACEGGMRegression, SeparateCov, SSPProjected, SSPTight,
@@ -200,3 +201,18 @@ def test_memory_layout_does_not_change_the_result(cls):
     a = _fit(cls(rho=1.0, random_state=0), np.asfortranarray(X))
     b = _fit(cls(rho=1.0, random_state=0), X)
     np.testing.assert_array_equal(_result(a), _result(b))
+
+
+@pytest.mark.parametrize("cls", REGRESSION, ids=ids)
+def test_pandas_targets(cls):
+    X, y = _X(), _X()[:, 0] * 0.5
+    ref = cls(rho=1.0, random_state=0).fit(X, y).coef_
+    np.testing.assert_array_equal(cls(rho=1.0, random_state=0).fit(X, pd.Series(y)).coef_, ref)
+    with pytest.warns(DataConversionWarning):
+        np.testing.assert_array_equal(cls(rho=1.0, random_state=0).fit(X, pd.DataFrame({"t": y})).coef_, ref)
+    with_na = pd.Series(y).astype("Float64")
+    with_na.iloc[3] = pd.NA
+    with pytest.raises(ValueError, match="y contains NaN"):
+        cls(rho=1.0).fit(X, with_na)
+    with pytest.raises(TypeError, match="y has non-numeric column"):
+        cls(rho=1.0).fit(X, pd.Series(y).astype(object).where(np.arange(300) != 3, pd.NA))
