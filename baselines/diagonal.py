@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from baselines._common import CovarianceBaseline
+from ._common import CovarianceBaseline
 from paceggm.privacy import entry_sensitivity, gaussian_mechanism
 
 

@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from baselines._common import CovarianceBaseline, clip_eigenvalues, release_symmetric
+from ._common import CovarianceBaseline, clip_eigenvalues, release_symmetric
 from paceggm._validation import check_open_fraction
 from paceggm.privacy import (
     ZCDPLedger,

@@ -43,7 +43,7 @@ import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.exceptions import DataConversionWarning
 
-from baselines._common import release_symmetric
+from ._common import release_symmetric
 from paceggm._validation import check_data, check_open_fraction, check_random_state, enforce_bound
 from paceggm.base import PrivateEstimator
 from paceggm.estimator import PACEGGM, _check_params as _check_paceggm_params

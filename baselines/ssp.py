@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from baselines._common import CovarianceBaseline, clip_eigenvalues, release_symmetric
+from ._common import CovarianceBaseline, clip_eigenvalues, release_symmetric
 from paceggm.privacy import distinct_entries_sensitivity, full_sensitivity
 
 

@@ -6,7 +6,7 @@ import pytest
 from scipy import sparse
 from sklearn.exceptions import DataConversionWarning
 
-from baselines import (
+from paceggm.baselines import (
     SSP, AdaptiveCov, AdaSSP, DiagonalOnly, GaussCov, PACEGGMRegression, SeparateCov, SSPProjected, SSPTight,
 )
 from paceggm import PACEGGM, pace_ggm

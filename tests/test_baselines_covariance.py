@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from baselines import (
+from paceggm.baselines import (
     COVARIANCE_BASELINES,
     SSP,
     AdaptiveCov,
@@ -17,7 +17,7 @@ from baselines import (
     SSPProjected,
     SSPTight,
 )
-from baselines.dong_liang_yi import (
+from paceggm.baselines.dong_liang_yi import (
     _dyadic_counts,
     _gaussian_norm_bound,
     _wigner_frobenius_bound,

@@ -8,7 +8,7 @@ import pytest
 from sklearn.exceptions import DataConversionWarning, NotFittedError
 from scipy import stats
 
-from baselines import AdaSSP, PACEGGMRegression
+from paceggm.baselines import AdaSSP, PACEGGMRegression
 from paceggm.privacy import Charge
 
 

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 import pytest
 
-from baselines import (
+from paceggm.baselines import (
     SSP, AdaptiveCov, AdaSSP, DiagonalOnly, GaussCov, PACEGGMRegression, SeparateCov, SSPProjected, SSPTight,
 )
 from paceggm import PACEGGM

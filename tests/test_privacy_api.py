@@ -9,7 +9,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.model_selection import cross_val_score
 
-from baselines import (
+from paceggm.baselines import (
     SSP, AdaptiveCov, AdaSSP, DiagonalOnly, GaussCov, PACEGGMRegression, SeparateCov, SSPProjected, SSPTight,
 )
 from paceggm import PACEGGM, pace_ggm

@@ -11,7 +11,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils.estimator_checks import check_estimator
 
-from baselines import (
+from paceggm.baselines import (
     SSP, AdaptiveCov, AdaSSP, DiagonalOnly, GaussCov, PACEGGMRegression, SeparateCov, SSPProjected, SSPTight,
 )
 from paceggm import PACEGGM
