@@ -245,3 +245,18 @@ def test_no_clipping_counts_are_released(cls):
     X = _X() * 1.5
     est = _fit(cls(rho=1.0, bound_check="clip", random_state=0), X)
     assert not [name for name in vars(est) if "clipped" in name or "outside" in name]
+
+
+def test_private_mean_noise_has_the_stated_scale():
+    # location_ − mean(X) ~ N(0, σ²) per coordinate with σ = (2 sqrt(d) B / n) / sqrt(2 ρ_mean).
+    from scipy import stats
+
+    n, d, rho, fraction = 50, 2, 1.0, 0.5
+    X = np.random.default_rng(11).uniform(-0.3, 0.3, size=(n, d))
+    sigma = (2 * math.sqrt(d) * 1.0 / n) / math.sqrt(2 * fraction * rho)
+    z = np.concatenate([
+        (DiagonalOnly(rho=rho, assume_centered=False, mean_fraction=fraction, random_state=seed).fit(X).location_
+         - X.mean(axis=0)) / sigma
+        for seed in range(400)])
+    assert stats.kstest(z, "norm").pvalue > 1e-3
+    assert 0.9 < z.std() < 1.1
