@@ -30,6 +30,8 @@ def to_frame(rows: Sequence[dict]):
         df[col] = df[col].astype(float)
     df["trial"] = df["trial"].astype("int64")
     df["seed"] = df["seed"].astype("int64")
+    for col in ("guarantee_holds", "converged"):
+        df[col] = df[col].astype("boolean")
     for col in ("experiment", "cell_key", "dataset", "preprocessing", "method", "variant",
                 "status", "error", "params"):
         df[col] = df[col].fillna("").astype(str)

@@ -17,7 +17,7 @@ import numpy as np
 from paceggm.bench.cells import Cell
 from paceggm.bench.fitted import read_fit
 from paceggm.bench.methods import method_spec, resolve
-from paceggm.bench.schema import STORED_COLUMNS
+from paceggm.bench.schema import STORED_COLUMNS, guarantee_holds
 from paceggm.bench.seeds import canonical_json, seed_sequence
 from paceggm.metrics import frobenius_error, mahalanobis_error
 
@@ -116,6 +116,8 @@ def _base_row(cell: Cell, experiment: str) -> dict:
         "rho_spent": math.nan,
         "wall_time": math.nan,
         "solve_time": math.nan,
+        "guarantee_holds": None,
+        "converged": None,
         "params": canonical_json(cell.param_dict),  # the p_* columns are built from it
     }
 
@@ -124,7 +126,7 @@ def failed_row(cell: Cell, experiment: str, error: str, data: CellData | None = 
     """The row of a cell that could not run (e.g. its data set failed to load)."""
     row = _base_row(cell, experiment)
     if data is not None:
-        row.update(n=data.n, d=data.d)
+        row.update(n=data.n, d=data.d, guarantee_holds=guarantee_holds(data.bound_check))
     row["error"] = error
     return row
 
@@ -186,7 +188,7 @@ def run_cell(cell: Cell, data: CellData, *, experiment: str, test_fraction: floa
     from threadpoolctl import threadpool_limits
 
     row = _base_row(cell, experiment)
-    row.update(n=data.n, d=data.d)
+    row.update(n=data.n, d=data.d, guarantee_holds=guarantee_holds(data.bound_check))
     try:
         with threadpool_limits(limits=1):
             _fit_and_measure(cell, data, row, test_fraction)

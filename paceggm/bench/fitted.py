@@ -41,11 +41,12 @@ class FittedRegression(Protocol):
 
 @runtime_checkable
 class ReportsPattern(Protocol):
-    """A PACE-GGM fit: which entries it measured, in how many rounds, and the solver's time."""
+    """A PACE-GGM fit: which entries it measured, in how many rounds, the solver's time and convergence."""
 
     pattern_: np.ndarray  # (d, d) bool, symmetric
     n_rounds_: int
     solve_time_: float
+    converged_: bool  # the solver converged in every round (no iteration cap hit)
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ class FitRecord:
     n_measured_offdiag: int | None = None
     n_rounds: int | None = None
     solve_time: float = math.nan
+    converged: bool | None = None  # unknown for methods without an iterative solver
 
 
 def read_fit(est, spec: MethodSpec, d: int) -> FitRecord:
@@ -84,7 +86,7 @@ def read_fit(est, spec: MethodSpec, d: int) -> FitRecord:
                         f"{type(fit).__name__} lacks {', '.join(_members(ReportsPattern))}")
     pattern = np.asarray(fit.pattern_, dtype=bool)
     return FitRecord(spent, int(np.count_nonzero(np.diag(pattern))), int(np.count_nonzero(np.tril(pattern, -1))),
-                     int(fit.n_rounds_), float(fit.solve_time_))
+                     int(fit.n_rounds_), float(fit.solve_time_), bool(fit.converged_))
 
 
 def _members(proto) -> list[str]:

@@ -87,7 +87,7 @@ class MethodSpec:
         stable one from the key.
     inner : str
         Attribute holding the PACE-GGM fit of a composite estimator (e.g. a
-        regression built on it), whose ``pattern_``, ``n_rounds_`` and
+        regression built on it), whose ``pattern_``, ``n_rounds_``, ``converged_`` and
         ``solve_time_`` are reported; ``""`` for the estimator itself.
     """
 

@@ -28,6 +28,13 @@ table. Columns, in order:
 | rho_spent | float | budget actually spent |
 | wall_time | float | seconds for the whole cell's fit |
 | solve_time | float or NaN | seconds in the reconstruction solver |
+| guarantee_holds | bool | False when the bound was waived (``bound_check="waive"``): the data may exceed it |
+| converged | bool or NA | PACE-GGM: the solver converged in every round (no iteration cap hit) |
+
+Tables written before these two columns existed are read with ``guarantee_holds``
+derived from the preprocessing under the default bound policy (``"auto"``: waived
+for ``paper``, enforced for ``strict``; see :func:`paceggm.bench.execute.bound_policy`)
+and ``converged`` unknown (NA).
 
 The stored table has one more column, ``params``: the cell's constructor
 parameters as canonical JSON — the record the cell's key was computed from —
@@ -48,12 +55,18 @@ RESULT_COLUMNS = (
     "experiment", "cell_key", "dataset", "preprocessing", "n", "d", "method", "variant",
     "rho", "trial", "seed", "status", "error",
     "mahalanobis", "frobenius", "mse", "n_measured_diag", "n_measured_offdiag", "n_rounds",
-    "rho_spent", "wall_time", "solve_time",
+    "rho_spent", "wall_time", "solve_time", "guarantee_holds", "converged",
 )
+
 STORED_COLUMNS = (*RESULT_COLUMNS, "params")
 PARAM_PREFIX = "p_"
 #: Columns of tables written before parameters were stored as data, and only for PACE-GGM.
 _LEGACY = ("solver", "use_components", "alpha", "beta")
+
+
+def guarantee_holds(bound_check: str) -> bool:
+    """Whether a cell run under ``bound_check`` keeps its privacy guarantee (all but ``"waive"``)."""
+    return bound_check != "waive"
 
 
 def param_columns(params):

@@ -61,6 +61,8 @@ def render_report(log: BuildLog) -> str:
     skipped = [a for a in log.artifacts if a.skipped]
     for art in built:
         lines += [f"## {art.title}", "", art.description, ""]
+        if art.guarantee:
+            lines += [art.guarantee, ""]
         meta = []
         if art.source:
             meta.append(f"source: `{art.source}`")
