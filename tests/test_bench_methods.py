@@ -103,7 +103,9 @@ def test_every_registered_method_keeps_the_fitted_interface(key):
     if spec.measures != "none":
         assert rec.n_measured_diag == d and 0 <= rec.n_measured_offdiag <= d * (d - 1) // 2
     if spec.measures == "pattern":
-        assert rec.n_rounds >= 1 and rec.solve_time >= 0
+        assert rec.n_rounds >= 1 and rec.solve_time >= 0 and isinstance(rec.converged, bool)
+    else:
+        assert rec.converged is None
 
 
 def test_a_method_that_does_not_keep_its_side_fails_with_the_attribute_named():
