@@ -9,6 +9,39 @@ import numpy as np
 
 BOUND_CHECKS = ("raise", "clip", "waive")
 
+# BLAS kernels and numpy's matmul pick their code path by the alignment of the
+# operands, and the paths round differently: the same X in a buffer at another
+# address (as arrays arrive after pickling to a worker) gives a different XᵀX in
+# the last bits. A fresh buffer at a fixed alignment takes that choice away.
+ALIGNMENT = 64
+
+
+def aligned_copy(a, dtype=float) -> np.ndarray:
+    """A C-contiguous copy of ``a`` whose data start on a 64-byte boundary.
+
+    Whatever the memory layout of the input — C or Fortran order, a strided
+    view, a buffer at any address — the copy is laid out identically, so
+    every computation on it takes the same path and gives the same bits.
+    (``np.ascontiguousarray`` returns an already contiguous but misaligned
+    buffer unchanged.)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.asfortranarray(np.arange(6.0).reshape(2, 3))
+    >>> Y = aligned_copy(X)
+    >>> Y.flags.c_contiguous, Y.ctypes.data % 64, bool((Y == X).all())
+    (True, 0, True)
+    """
+    a = np.asarray(a)
+    dtype = np.dtype(dtype)
+    nbytes = a.size * dtype.itemsize
+    raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
+    start = -raw.ctypes.data % ALIGNMENT
+    out = raw[start:start + nbytes].view(dtype).reshape(a.shape)
+    out[...] = a
+    return out
+
 
 def check_positive(value, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -42,7 +75,11 @@ def check_random_state(random_state) -> np.random.Generator:
 
 
 def check_data(X, *, min_samples: int = 2) -> np.ndarray:
-    """A finite 2-D float array with at least ``min_samples`` rows and one column."""
+    """A finite 2-D float array with at least ``min_samples`` rows and one column.
+
+    Always a fresh :func:`aligned_copy`, so estimators give the same bits for
+    any memory layout of the input (and never modify the caller's array).
+    """
     try:
         arr = np.asarray(X)
     except Exception as exc:  # ragged input and the like
@@ -58,7 +95,7 @@ def check_data(X, *, min_samples: int = 2) -> np.ndarray:
         raise ValueError(f"X is empty: shape {arr.shape}")
     if n < min_samples:
         raise ValueError(f"X needs at least {min_samples} rows, got {n}")
-    arr = arr.astype(float, copy=False)
+    arr = aligned_copy(arr)
     if not np.all(np.isfinite(arr)):
         bad = int(np.count_nonzero(~np.isfinite(arr)))
         raise ValueError(f"X contains {bad} NaN or infinite value(s); remove or impute them first")
@@ -86,4 +123,6 @@ def enforce_bound(X: np.ndarray, bound: float, policy: str) -> tuple[np.ndarray,
             f"(max |x| = {np.abs(X).max():.6g}); rescale the data, pass bound_check='clip' "
             "to clip them, or bound_check='waive' to skip the check (voids the privacy guarantee)"
         )
-    return np.clip(X, -bound, bound), n_out
+    clipped = aligned_copy(X)
+    np.clip(clipped, -bound, bound, out=clipped)
+    return clipped, n_out
