@@ -266,21 +266,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _figures(rest: list[str]) -> int:
-    import importlib.util
-    import runpy
+    from paceggm.bench.figures.__main__ import main as figures_main
 
-    if importlib.util.find_spec("paceggm.bench.figures") is None:
-        print("the figures stage (paceggm.bench.figures) is not available", file=sys.stderr)
-        return 1
-    saved = sys.argv
-    sys.argv = ["paceggm-bench figures", *rest]
     try:
-        runpy.run_module("paceggm.bench.figures", run_name="__main__", alter_sys=True)
-    except SystemExit as exc:
+        return figures_main(rest)
+    except SystemExit as exc:  # --help, or a usage error reported by its parser
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    finally:
-        sys.argv = saved
-    return 0
 
 
 if __name__ == "__main__":

@@ -97,9 +97,9 @@ def _check_backend(backend: Mapping) -> None:
         address = backend.get("address")
         if address is not None and (not isinstance(address, str) or "://" not in address and ":" not in address):
             raise ValueError(f"backend.address must look like tcp://host:port, got {address!r}")
-        n_workers = backend.get("n_workers", 2)
-        if isinstance(n_workers, bool) or not isinstance(n_workers, numbers.Integral) or n_workers < 1:
-            raise ValueError(f"backend.n_workers must be a positive integer, got {n_workers!r}")
+        count = backend.get("n_workers", 2)
+        if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 1:
+            raise ValueError(f"backend.n_workers must be a positive integer, got {count!r}")
         timeout = backend.get("timeout", 30)
         if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real) or not timeout > 0:
             raise ValueError(f"backend.timeout must be a positive number of seconds, got {timeout!r}")
