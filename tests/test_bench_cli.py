@@ -240,6 +240,22 @@ def test_a_reduced_grid_adds_to_the_table_and_summary_shows_its_view(tmp_path, c
     assert "1 of the grid's 4 cells are stored" in out and "holds 5 cells in all" in out
 
 
+def test_summary_of_a_recipe_shows_what_the_figures_draw(tmp_path, capsys):
+    from paceggm.bench.figures.results import load_results
+
+    args = ["experiment=demo", f"runs_dir={tmp_path}", "progress=false", "backend.n_jobs=1"]
+    assert _run(capsys, "run", *args)[0] == 0
+    assert _run(capsys, "run", *args, "rho=[0.5]", "trials=[0]")[0] == 0  # cells outside the recipe
+    code, out, _ = _run(capsys, "summary", *args)
+    n = len(expand(to_plain(compose_config(args))))
+    assert code == 0 and f"# every cell of {tmp_path / 'demo' / 'results.parquet'}: {n + 3}" in out
+    shown = {float(line.split()[2]) for line in out.splitlines()[1:] if line.startswith("breast")}
+    drawn = load_results(tmp_path)[0]["demo"]
+    assert shown == set(drawn["rho"]) == {0.01, 0.1, 0.5, 1.0}
+    code, out, _ = _run(capsys, "summary", *args, "rho=[0.5]", "trials=[0]")
+    assert code == 0 and "3 of the grid's 3 cells are stored" in out and " 0.01 " not in out
+
+
 def test_publish_writes_only_a_complete_recipe_grid(tmp_path, capsys):
     dest = tmp_path / "published"
     args = ["experiment=demo", f"runs_dir={tmp_path / 'runs'}", "progress=false", "backend.n_jobs=1"]

@@ -156,11 +156,11 @@ def _collect(cfg, cells, *, publish_to: str | None = None) -> int:
 
 def _recipe_grid(cfg, cells) -> None:
     """Publishing writes a recipe's whole grid: refuse grid overrides."""
-    from paceggm.bench.config import compose_config, to_plain
-    from paceggm.bench.runner import check_config
-
-    recipe = check_config(to_plain(compose_config([f"experiment={cfg['name']}"])))
-    if {c.key for c in recipe} != {c.key for c in cells}:
+    recipe = _recipe_cells(cfg)
+    if not recipe:
+        raise UsageError(f"--publish writes a recipe's grid, and {cfg['name']!r} names no recipe "
+                         "in conf/experiment/")
+    if _keys(recipe) != _keys(cells):
         raise UsageError(f"--publish writes the recipe {cfg['name']}'s whole grid ({len(recipe)} cells); "
                          f"these overrides select another grid ({len(cells)} cells): drop them")
 
@@ -177,11 +177,33 @@ def _summary(cfg, cells) -> int:
         print(f"no results table at {path} (run the experiment first)", file=sys.stderr)
         return 1
     table = pd.read_parquet(path)
+    if _keys(cells) == _keys(_recipe_cells(cfg)):
+        # the recipe as it is: every stored cell, the rows the figures draw
+        print(format_summary(summarize(table)))
+        print(f"# every cell of {path}: {len(table)}")
+        return 0
     view = grid_view(table, cells)
     print(format_summary(summarize(view)))
     print(f"# {len(view)} of the grid's {len(cells)} cells are stored; the table {path} holds "
           f"{len(table)} cells in all")
     return 0
+
+
+def _keys(cells) -> set[str]:
+    return {c.key for c in cells}
+
+
+def _recipe_cells(cfg) -> list:
+    """The cells of ``cfg``'s recipe without any command-line override (none if ``name`` names no recipe)."""
+    from hydra.errors import HydraException
+
+    from paceggm.bench.config import compose_config, to_plain
+    from paceggm.bench.runner import check_config
+
+    try:
+        return check_config(to_plain(compose_config([f"experiment={cfg['name']}"])))
+    except HydraException:
+        return []
 
 
 def _job(command: str, overrides: list[str], *, print_cfg: bool, publish_to: str | None = None) -> int:
