@@ -40,10 +40,13 @@ reproduce-quick: install
 # Every SPEC §8 experiment, then the committed results tables and the figures.
 # Resumable: rerun after an interruption; finished cells are kept. A cell whose data set is
 # unavailable (no file, no network) is reported and left pending, not a failure.
+# A recipe with failed cells (exit 1) does not stop the others: the tables and figures are
+# still made, then make exits 1; a usage error or an interruption (exit >= 2) stops at once.
+# (One shell line without $(MAKE), so that `make -n reproduce` stays a dry run.)
 reproduce: install
-	set -e; for e in $(EXPERIMENTS); do $(BENCH) run experiment=$$e $(BENCH_ARGS); done
-	$(MAKE) results
-	$(MAKE) figures
+	status=0; for e in $(EXPERIMENTS); do $(BENCH) run experiment=$$e $(BENCH_ARGS) || status=$$?; \
+	  if [ $$status -ge 2 ]; then exit $$status; fi; done; \
+	$(PUBLISH_RESULTS) && $(DRAW_COMMITTED) && exit $$status
 
 # Figures read results tables only. By default they are redrawn from the committed tables of
 # the full reproduction (figures/results) into figures/, without running anything; any other
@@ -56,10 +59,13 @@ figures: install
 
 # Publish each experiment's table to figures/results/<experiment>/ (small, committed: the
 # reproduction's numbers without rerunning it): the recipe's own grid, and only when every
-# cell of it is stored; an incomplete table leaves the committed one as it is.
-results: install
-	for e in $(EXPERIMENTS); do if [ -d runs/$$e ]; then \
+# cell of it is stored (cells of unavailable data sets aside); otherwise the committed table
+# is left as it is.
+PUBLISH_RESULTS = for e in $(EXPERIMENTS); do if [ -d runs/$$e ]; then \
 	  $(BENCH) collect --publish figures/results experiment=$$e || exit 1; fi; done
+DRAW_COMMITTED = $(PY) -m paceggm.bench.figures --runs figures/results --out figures
+results: install
+	$(PUBLISH_RESULTS)
 
 # Rebuild results.parquet of every recipe that has a store, reporting missing cells.
 collect: install

@@ -274,6 +274,44 @@ def test_publish_writes_only_a_complete_recipe_grid(tmp_path, capsys):
         {c.key for c in expand(to_plain(compose_config(args)))}
 
 
+def test_publish_leaves_out_only_cells_of_unavailable_data(tmp_path, capsys, monkeypatch):
+    from paceggm.bench import runner
+
+    dest = tmp_path / "published"
+    args = ["experiment=demo", f"runs_dir={tmp_path / 'runs'}", "progress=false", "backend.n_jobs=1"]
+
+    def offline(name, **kw):
+        raise ConnectionError("no network")
+
+    monkeypatch.setattr(runner, "default_loader", offline)
+    code, out, _ = _run(capsys, "run", *args)
+    assert code == 0 and "unavailable: " in out
+    assert RunStore(tmp_path / "runs" / "demo").unavailable() == {
+        "breast_cancer_sklearn": "ConnectionError: no network"}
+    code, out, _ = _run(capsys, "collect", "--publish", str(dest), *args)
+    assert code == 0 and "not published: no cell of the grid is stored" in out and not dest.exists()
+    monkeypatch.undo()
+    assert _run(capsys, "run", *args)[0] == 0
+    assert RunStore(tmp_path / "runs" / "demo").unavailable() == {}  # available again: forgotten
+
+
+def test_publish_leaves_out_the_cells_of_unavailable_data_sets_only(tmp_path):
+    from paceggm.bench.collect import publish
+
+    cfg = to_plain(compose_config(SMALL + ["datasets=[syn1,syn2]"]))
+    cells = expand(cfg)
+    from paceggm.bench.collect import collect
+
+    half = to_plain(compose_config(SMALL + ["datasets=[syn1]", f"runs_dir={tmp_path}"]))
+    run_sweep(half)
+    table, _ = collect(store_for(half))
+    ok, text = publish(table, cells, tmp_path / "out.parquet")
+    assert not ok and "not published: 4 of the grid's 8 cells" in text
+    ok, text = publish(table, cells, tmp_path / "out.parquet", unavailable={"syn2"})
+    assert ok and text.endswith("; 4 cells of unavailable data sets (syn2) left out")
+    assert len(pd.read_parquet(tmp_path / "out.parquet")) == 4
+
+
 def test_publishing_a_recipe_with_grid_overrides_is_refused(tmp_path, capsys):
     code, _, err = _run(capsys, "collect", "--publish", str(tmp_path), "experiment=demo", "rho=[0.1]",
                         f"runs_dir={tmp_path}")

@@ -85,3 +85,9 @@ def test_make_figures_redraws_the_committed_tables_or_draws_beside_other_runs():
 def test_make_results_publishes_through_the_complete_grid_check():
     commands = _make_dry_run("results")
     assert "collect --publish figures/results" in commands and "cp " not in commands
+
+
+def test_make_reproduce_publishes_complete_grids_then_draws_the_committed_tables():
+    commands = _make_dry_run("reproduce")  # a dry run: no recursive make executes the sweep
+    assert "collect --publish figures/results" in commands
+    assert _figure_outputs(commands) == ["figures"] and "--runs figures/results" in commands

@@ -150,7 +150,8 @@ def _collect(cfg, cells, *, publish_to: str | None = None) -> int:
         table, report = collect(store, expected=cells)
     print(report.format())
     if publish_to is not None:
-        print(publish(table, cells, Path(publish_to) / cfg["name"] / "results.parquet")[1])
+        print(publish(table, cells, Path(publish_to) / cfg["name"] / "results.parquet",
+                      unavailable=store.unavailable())[1])
     return 0
 
 

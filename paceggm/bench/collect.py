@@ -100,12 +100,14 @@ def _write_table(df, path: Path) -> None:
         raise
 
 
-def publish(table, cells: Sequence[Cell], dest: Path) -> tuple[bool, str]:
+def publish(table, cells: Sequence[Cell], dest: Path, *, unavailable=()) -> tuple[bool, str]:
     """Write the grid view of ``table`` to ``dest`` if it holds every cell of ``cells``.
 
     This is how a reproduction's tables reach the committed copy: only a
-    complete grid replaces it, so a partial run (data unavailable, a sweep
-    stopped early) can never shrink the published results.
+    complete grid replaces it, so a partial run (a sweep stopped early, a
+    reduced grid) can never shrink the published results. Cells of the data
+    sets in ``unavailable`` (no file, no network when the sweep ran) are the
+    one exception: they cannot be computed here, and are left out, said so.
 
     Returns
     -------
@@ -113,12 +115,21 @@ def publish(table, cells: Sequence[Cell], dest: Path) -> tuple[bool, str]:
         Whether ``dest`` now holds the grid, and a sentence saying what happened.
     """
     view = grid_view(table, cells)
-    missing = len(cells) - len(view)
-    if missing:
+    stored = set(view["cell_key"])
+    missing = [c for c in cells if c.key not in stored]
+    waiting = [c for c in missing if c.dataset in set(unavailable)]
+    if len(missing) > len(waiting):
         kept = f"{dest} left as it was" if dest.exists() else f"{dest} not written"
-        return False, f"not published: {missing} of the grid's {len(cells)} cells are not stored ({kept})"
+        return False, (f"not published: {len(missing) - len(waiting)} of the grid's {len(cells)} cells are "
+                       f"not stored ({kept})")
+    if not len(view):
+        return False, f"not published: no cell of the grid is stored ({dest} left as it was)"
     _write_table(view, dest)
-    return True, f"published {len(view)} cells -> {dest}"
+    note = ""
+    if waiting:
+        names = ", ".join(sorted({c.dataset for c in waiting}))
+        note = f"; {len(waiting)} cells of unavailable data sets ({names}) left out"
+    return True, f"published {len(view)} cells -> {dest}{note}"
 
 
 def collect(store: RunStore, *, expected: Sequence[Cell] | None = None) -> tuple["object", CollectReport]:

@@ -475,6 +475,9 @@ def _sweep(cfg, cells, store, *, loader, order, overrides, show, log, t_start, n
             for c in ds_cells:
                 record(failed_row(c, name, error))
 
+    if by_dataset:
+        store.record_availability(unavailable={ds: why for ds, (_, why) in summary.unavailable.items()},
+                                  loaded=list(data))
     runnable = _dispatch_order([c for c in todo if c.dataset in data], data, order)
     test_fraction = float(cfg.get("test_fraction", 0.2))
     if runnable:

@@ -231,6 +231,26 @@ class RunStore:
         self.root.mkdir(parents=True, exist_ok=True)
         _atomic_write_text(self.manifest_path, json.dumps(manifest, indent=2, sort_keys=True, default=str))
 
+    def record_availability(self, *, unavailable: dict[str, str], loaded) -> None:
+        """Remember which data sets the last run could not load (name → why); ``loaded`` ones are forgotten.
+
+        Publishing reads this: cells waiting for unavailable data are not a
+        sign of an unfinished sweep.
+        """
+        manifest = self.read_manifest() or {}
+        known = {k: v for k, v in (manifest.get("unavailable") or {}).items() if k not in set(loaded)}
+        known.update(unavailable)
+        if known != (manifest.get("unavailable") or {}):
+            manifest["unavailable"] = known
+            self.write_manifest(manifest)
+
+    def unavailable(self) -> dict[str, str]:
+        """Data sets the last run that needed them could not load (see :meth:`record_availability`)."""
+        try:
+            return dict((self.read_manifest() or {}).get("unavailable") or {})
+        except ValueError:  # a damaged manifest is rebuilt by the next run
+            return {}
+
     # -- cells ------------------------------------------------------------
     def cell_path(self, key: str) -> Path:
         return self.cells_dir / f"{key}.json"
