@@ -203,7 +203,7 @@ def _recipe_cells(cfg) -> list:
 
     try:
         return check_config(to_plain(compose_config([f"experiment={cfg['name']}"])))
-    except HydraException:
+    except (HydraException, ValueError):  # no such recipe, or it does not compose here
         return []
 
 
