@@ -93,3 +93,15 @@ bench: install bench-reference
 
 bench-reference: install
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.reference_solvers
+
+# --- privacy audit: confidence lower bounds on the privacy loss of the mechanisms on worst-case
+# neighbouring data sets, with broken controls it must catch -> figures/tables/audit.{md,tex}
+# (about 3 min on one core; a small version runs in `make test`). Fails if a bound exceeds a claim.
+.PHONY: audit package-check
+audit: install
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.audit --out figures/tables
+
+# --- packaging: build the wheel, install it into a fresh venv and run the demo outside the clone
+# (about a minute, needs the package index or pip's cache; also part of `make test`).
+package-check: install
+	$(PY) -m pytest -q tests/test_packaging.py

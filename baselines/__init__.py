@@ -13,10 +13,10 @@ Regression estimators (``fit(X, y)``, ``coef_``, ``intercept_``, ``predict``):
 * :class:`PACEGGMRegression` — least squares from PACE-GGM's covariance of ``[X, y]``.
 """
 
-from baselines.diagonal import DiagonalOnly
-from baselines.dong_liang_yi import AdaptiveCov, GaussCov, SeparateCov
-from baselines.regression import AdaSSP, PACEGGMRegression
-from baselines.ssp import SSP, SSPProjected, SSPTight
+from .diagonal import DiagonalOnly
+from .dong_liang_yi import AdaptiveCov, GaussCov, SeparateCov
+from .regression import AdaSSP, PACEGGMRegression
+from .ssp import SSP, SSPProjected, SSPTight
 
 COVARIANCE_BASELINES = {
     "ssp": SSP,

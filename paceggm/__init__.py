@@ -4,13 +4,16 @@ The public API:
 
 * :class:`PACEGGM` and :func:`pace_ggm` — the estimator (SPEC §3);
 * :func:`reconstruct` — maximum-entropy reconstruction from noisy entries (§4);
-* :mod:`paceggm.privacy` — mechanisms, sensitivities, the zCDP ledger (§1–2);
+* :mod:`paceggm.privacy` — mechanisms, sensitivities, the zCDP ledger, the shared
+  accountant and the (ε, δ) conversions (§1–2);
+* :mod:`paceggm.exceptions` — ``PrivacyLeakWarning``, ``PrivacyBudgetWarning``,
+  ``BudgetExceededError``, ``ConvergenceWarning``;
 * :func:`mahalanobis_error`, :func:`frobenius_error` — metrics (§7).
 
 The benchmark harness lives in :mod:`paceggm.bench`; nothing here imports it.
 """
 
-from paceggm.base import PrivateCovarianceEstimator
+from paceggm.base import PrivateCovarianceEstimator, PrivateEstimator
 from paceggm.estimator import PACEGGM, PACEGGMResult, RoundRecord, pace_ggm
 from paceggm.measurement import MeasuredEntries, Measurement
 from paceggm.metrics import frobenius_error, mahalanobis_error
@@ -25,6 +28,7 @@ __all__ = [
     "MeasuredEntries",
     "Measurement",
     "PrivateCovarianceEstimator",
+    "PrivateEstimator",
     "Reconstruction",
     "RoundRecord",
     "frobenius_error",

@@ -29,6 +29,14 @@ def test_golden_key_and_seeds():
     assert c.data_seed == 4394764129368709731
 
 
+def test_baseline_keys_survive_the_move_into_the_paceggm_namespace():
+    # The key this cell had while the baselines were a top-level package `baselines`.
+    c = _cell(method="ssp", target="paceggm.baselines:SSP", measures="all", variant="ssp", params=())
+    assert c.key == "354771f99ef929985b20"
+    assert c.target == "paceggm.baselines:SSP"
+    assert _cell(target="paceggm.baselinesx:SSP").key != _cell(target="baselinesx:SSP").key
+
+
 def test_hash_is_the_same_in_a_fresh_interpreter():
     # Python's hash() is salted per process; ours must not be.
     code = "from paceggm.bench.seeds import stable_hash; print(stable_hash({'b': [1, 2.5], 'a': 'x'}))"
@@ -57,7 +65,7 @@ def test_canonical_json_normalises_types():
 
 def test_data_seed_is_shared_across_methods_and_budgets():
     a = _cell(method="paceggm", rho=0.1)
-    b = _cell(method="ssp", target="baselines:SSP", rho=10.0, params=())
+    b = _cell(method="ssp", target="paceggm.baselines:SSP", rho=10.0, params=())
     assert a.data_seed == b.data_seed
     assert a.seed != b.seed
     assert data_seed(0, "adult", 3) != data_seed(0, "adult", 4)

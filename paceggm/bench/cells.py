@@ -83,7 +83,7 @@ class Cell:
             "dataset": self.dataset,
             "preprocessing": self.preprocessing,
             "method": self.method,
-            "target": self.target,
+            "target": _key_target(self.target),
             "params": dict(self.params),
             "rho": self.rho,
             "trial": self.trial,
@@ -108,6 +108,20 @@ class Cell:
     @property
     def param_dict(self) -> dict:
         return dict(self.params)
+
+
+# The baselines moved from a top-level package into ``paceggm.baselines`` without
+# changing what they compute; their keys keep the old module name, so stores
+# written before the move still resume and collect.
+_MOVED_MODULES = {"paceggm.baselines": "baselines"}
+
+
+def _key_target(target: str) -> str:
+    module, sep, attr = target.partition(":")
+    for new, old in _MOVED_MODULES.items():
+        if module == new or module.startswith(new + "."):
+            module = old + module[len(new):]
+    return module + sep + attr
 
 
 def _format(value) -> str:

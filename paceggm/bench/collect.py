@@ -29,7 +29,8 @@ def to_frame(rows: Sequence[dict]):
         df[col] = df[col].astype(float)
     df["trial"] = df["trial"].astype("int64")
     df["seed"] = df["seed"].astype("int64")
-    df["use_components"] = df["use_components"].astype("boolean")
+    for col in ("use_components", "guarantee_holds", "converged"):
+        df[col] = df[col].astype("boolean")
     for col in ("experiment", "cell_key", "dataset", "preprocessing", "method", "variant", "solver",
                 "status", "error", "params"):
         df[col] = df[col].fillna("").astype(str)

@@ -18,7 +18,7 @@ from paceggm._validation import aligned_copy
 from paceggm.bench.cells import Cell
 from paceggm.bench.methods import method_spec, resolve
 from paceggm.bench.seeds import canonical_json, seed_sequence
-from paceggm.bench.schema import STORED_COLUMNS
+from paceggm.bench.schema import STORED_COLUMNS, guarantee_holds
 from paceggm.metrics import frobenius_error, mahalanobis_error
 
 __all__ = ["COLUMNS", "CellData", "prepare_data", "run_cell", "failed_row", "bound_policy"]
@@ -123,6 +123,8 @@ def _base_row(cell: Cell, experiment: str) -> dict:
         "rho_spent": math.nan,
         "wall_time": math.nan,
         "solve_time": math.nan,
+        "guarantee_holds": None,
+        "converged": None,
         "params": canonical_json(params),
     }
 
@@ -131,7 +133,7 @@ def failed_row(cell: Cell, experiment: str, error: str, data: CellData | None = 
     """The row of a cell that could not run (e.g. its data set failed to load)."""
     row = _base_row(cell, experiment)
     if data is not None:
-        row.update(n=data.n, d=data.d)
+        row.update(n=data.n, d=data.d, guarantee_holds=guarantee_holds(data.bound_check))
     row["error"] = error
     return row
 
@@ -188,7 +190,9 @@ def _fit_and_measure(cell: Cell, data: CellData, row: dict, test_fraction: float
     if not spent <= cell.rho * (1.0 + _SPEND_RTOL):
         raise RuntimeError(f"privacy budget overspent: rho_spent={spent!r} > rho={cell.rho!r}")
     rounds = getattr(_inner(est), "n_rounds_", None)
+    converged = getattr(_inner(est), "converged_", None)
     row.update(
+        converged=bool(converged) if converged is not None else None,
         rho_spent=spent,
         n_measured_diag=diag,
         n_measured_offdiag=off,
@@ -207,7 +211,7 @@ def run_cell(cell: Cell, data: CellData, *, experiment: str, test_fraction: floa
     from threadpoolctl import threadpool_limits
 
     row = _base_row(cell, experiment)
-    row.update(n=data.n, d=data.d)
+    row.update(n=data.n, d=data.d, guarantee_holds=guarantee_holds(data.bound_check))
     try:
         with threadpool_limits(limits=1):
             _fit_and_measure(cell, data, row, test_fraction)

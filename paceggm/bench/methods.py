@@ -67,15 +67,15 @@ METHODS: dict[str, MethodSpec] = {
     spec.key: spec
     for spec in (
         MethodSpec("paceggm", "paceggm:PACEGGM", "covariance", "pattern"),
-        MethodSpec("ssp", "baselines:SSP", "covariance", "all"),
-        MethodSpec("ssp_projected", "baselines:SSPProjected", "covariance", "all"),
-        MethodSpec("ssp_tight", "baselines:SSPTight", "covariance", "all"),
-        MethodSpec("diagonal", "baselines:DiagonalOnly", "covariance", "diagonal"),
-        MethodSpec("gausscov", "baselines:GaussCov", "covariance", "all"),
-        MethodSpec("separatecov", "baselines:SeparateCov", "covariance", "all"),
-        MethodSpec("adaptivecov", "baselines:AdaptiveCov", "covariance", "all"),
-        MethodSpec("adassp", "baselines:AdaSSP", "regression", "all"),
-        MethodSpec("paceggm_regression", "baselines:PACEGGMRegression", "regression", "pattern"),
+        MethodSpec("ssp", "paceggm.baselines:SSP", "covariance", "all"),
+        MethodSpec("ssp_projected", "paceggm.baselines:SSPProjected", "covariance", "all"),
+        MethodSpec("ssp_tight", "paceggm.baselines:SSPTight", "covariance", "all"),
+        MethodSpec("diagonal", "paceggm.baselines:DiagonalOnly", "covariance", "diagonal"),
+        MethodSpec("gausscov", "paceggm.baselines:GaussCov", "covariance", "all"),
+        MethodSpec("separatecov", "paceggm.baselines:SeparateCov", "covariance", "all"),
+        MethodSpec("adaptivecov", "paceggm.baselines:AdaptiveCov", "covariance", "all"),
+        MethodSpec("adassp", "paceggm.baselines:AdaSSP", "regression", "all"),
+        MethodSpec("paceggm_regression", "paceggm.baselines:PACEGGMRegression", "regression", "pattern"),
     )
 }
 

@@ -31,6 +31,13 @@ table. Columns, in order:
 | rho_spent | float | budget actually spent |
 | wall_time | float | seconds for the whole cell's fit |
 | solve_time | float or NaN | seconds in the reconstruction solver |
+| guarantee_holds | bool | whether the cell's privacy guarantee holds: False when the bound was waived (``bound_check="waive"``, the published preprocessing), so the data may exceed the bound the noise was calibrated to |
+| converged | bool or NA | PACE-GGM: whether the reconstruction solver converged in every round (no iteration cap hit); NA for other methods |
+
+Tables written before these two columns existed are read with ``guarantee_holds``
+derived from the preprocessing under the default bound policy (``"auto"``: waived
+for ``paper``, enforced for ``strict``; see :func:`paceggm.bench.execute.bound_policy`)
+and ``converged`` unknown (NA).
 
 The stored table has one more column, ``params``: the cell's constructor
 parameters as canonical JSON, for grouping by anything the named columns do
@@ -41,6 +48,11 @@ RESULT_COLUMNS = (
     "experiment", "cell_key", "dataset", "preprocessing", "n", "d", "method", "variant",
     "solver", "use_components", "alpha", "beta", "rho", "trial", "seed", "status", "error",
     "mahalanobis", "frobenius", "mse", "n_measured_diag", "n_measured_offdiag", "n_rounds",
-    "rho_spent", "wall_time", "solve_time",
+    "rho_spent", "wall_time", "solve_time", "guarantee_holds", "converged",
 )
+
+
+def guarantee_holds(bound_check: str) -> bool:
+    """Whether a cell run under ``bound_check`` keeps its privacy guarantee (all but ``"waive"``)."""
+    return bound_check != "waive"
 STORED_COLUMNS = (*RESULT_COLUMNS, "params")

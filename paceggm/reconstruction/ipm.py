@@ -142,6 +142,7 @@ def solve_ipm(
     lower = np.full(v.size, -np.inf)
     lower[diag_pos] = _DIAG_FLOOR
     n_iter = 0
+    capped = False
     for stage, mu in enumerate(mus):
         cap = maxiter if stage == len(mus) - 1 else stage_maxiter
         v, nit = minimize_lbfgsb(
@@ -155,5 +156,6 @@ def solve_ipm(
             maxfun=2 * cap,
         )
         n_iter += nit
+        capped = capped or nit >= cap
     L = objective.unpack(v)
-    return BlockSolution(W=L @ L.T, state=L, mu=mus[-1], n_iter=n_iter)
+    return BlockSolution(W=L @ L.T, state=L, mu=mus[-1], n_iter=n_iter, converged=not capped)

@@ -316,4 +316,5 @@ def solve_newton(
         if ok:
             x, L, W, mu = x0, L0, W0, 0.0
     P = pat.matrix(x)
-    return BlockSolution(W=W, state=NewtonState(P, p.scale, mu), mu=mu, n_iter=n_iter)
+    # A stage that failed to converge ends the continuation early, above mu_min.
+    return BlockSolution(W=W, state=NewtonState(P, p.scale, mu), mu=mu, n_iter=n_iter, converged=mu <= mus[-1])

@@ -71,6 +71,7 @@ def solve_pgd(
     W = _project_psd(W)
     Z, t = W, 1.0
     n_iter = 0
+    converged = False
     for n_iter in range(1, maxiter + 1):
         W_new = _project_psd(Z - gw * (Z - p.y) / lip)
         step = np.linalg.norm(W_new - W)
@@ -82,5 +83,6 @@ def solve_pgd(
             Z = W_new
         W = W_new
         if step <= tol * max(1.0, np.linalg.norm(W)):
+            converged = True
             break
-    return BlockSolution(W=W, state=None, mu=None, n_iter=n_iter)
+    return BlockSolution(W=W, state=None, mu=None, n_iter=n_iter, converged=converged)

@@ -13,24 +13,27 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
+from ..config import checkout_root, find_conf_dir
+
 CONF_ENV = "PACEGGM_CONF_DIR"
 DATA_DIR_ENV = "PACEGGM_DATA_DIR"
 
 
 def repo_root() -> Path:
-    """The repository root: the folder holding ``conf/`` next to the ``paceggm`` package."""
-    return Path(__file__).resolve().parents[3]
+    """Base of the relative paths in ``conf/paths``: the clone, else (installed package) the working directory."""
+    root = checkout_root()
+    return root if root is not None else Path.cwd()
 
 
 def conf_dir() -> Path:
-    """``$PACEGGM_CONF_DIR`` if set, else ``<repo>/conf``; an error if it has no ``dataset/`` group."""
+    """The configuration folder (:func:`paceggm.bench.config.find_conf_dir`); an error if it has no ``dataset/``."""
     env = os.environ.get(CONF_ENV)
-    path = Path(env).expanduser() if env else repo_root() / "conf"
+    path = find_conf_dir()
     if not (path / "dataset").is_dir():
         hint = f" (from ${CONF_ENV})" if env else ""
         raise FileNotFoundError(
-            f"no data-set registry at {path / 'dataset'}{hint}; run from a clone of the repository "
-            f"(editable install) or point ${CONF_ENV} at its conf/ folder"
+            f"no data-set registry at {path / 'dataset'}{hint}; reinstall paceggm (its wheel ships conf/) "
+            f"or point ${CONF_ENV} at a conf/ folder"
         )
     return path
 

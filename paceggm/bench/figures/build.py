@@ -9,7 +9,7 @@ cell of an artifact's grid without an ok trial is recorded for the report.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +42,7 @@ class Artifact:
     other_preprocessings: list[str] = field(default_factory=list)  # present in the source, not shown
     absent: list[str] = field(default_factory=list)  # configured data sets without any row
     markdown: list[str] = field(default_factory=list)  # table bodies for the report
+    guarantee: str = ""  # whether the privacy guarantee holds in the cells shown (a caption line)
 
 
 @dataclass
@@ -126,6 +127,20 @@ def _problems(df, datasets, variants, rhos, metrics) -> list[CellProblem]:
     return out
 
 
+def guarantee_note(rows) -> str:
+    """One caption line: does the privacy guarantee hold in the rows an artifact shows?"""
+    if not len(rows) or "guarantee_holds" not in rows.columns:
+        return ""
+    void = int(rows["guarantee_holds"].eq(False).fillna(False).sum())
+    if void == 0:
+        return "Privacy: the guarantee holds in every cell shown (the data respect the declared bound)."
+    if void == len(rows):
+        return ("Privacy: the guarantee does not hold in these cells: as in the publication, the data exceed "
+                "the declared bound the noise is calibrated to (bound check waived); the strict preprocessing "
+                "is the setting where it holds.")
+    return f"Privacy: the guarantee does not hold in {void} of the {len(rows)} trials shown (bound check waived)."
+
+
 def _trials(df) -> int | None:
     if not len(df):
         return None
@@ -163,6 +178,7 @@ def _figure(log, config, tables_, *, name, title, description, artifact, select,
     art.source, art.preprocessing, art.trials = exp, prep, _trials(rows)
     art.other_preprocessings = rows.attrs.get("other_preprocessings", [])
     art.problems = _problems(rows, datasets, grid_variants, rhos, metrics)
+    art.guarantee = guarantee_note(rows)
     return art, rows
 
 
@@ -173,8 +189,11 @@ def _tables(log, config, tables_, *, name, title, description, artifact, select,
     if exp is None:
         art.skipped = _skip_reason(config, artifact, tables_)
         return art
+    art.guarantee = guarantee_note(rows)
     for t in make(rows):
-        art.files += tables.write_table(t, log.out / "tables")
+        # The table files carry the note in their caption; the report shows it once per artifact.
+        captioned = replace(t, caption=f"{t.caption} {art.guarantee}".strip())
+        art.files += tables.write_table(captioned, log.out / "tables")
         art.markdown.append(f"*{t.caption}*\n\n" + tables.to_markdown(t))
     art.source, art.preprocessing, art.trials = exp, prep, _trials(rows)
     art.other_preprocessings = rows.attrs.get("other_preprocessings", [])

@@ -99,6 +99,8 @@ def render_report(log: BuildLog, previous: str | None = None) -> str:
         if art.skipped:
             continue
         lines += [f"## {art.title}", "", art.description, ""]
+        if art.guarantee:
+            lines += [art.guarantee, ""]
         meta = []
         if art.source:
             meta.append(f"source: `{art.source}`")

@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from paceggm.bench.schema import RESULT_COLUMNS
+from paceggm.bench.execute import bound_policy
+from paceggm.bench.schema import RESULT_COLUMNS, guarantee_holds
 
 from .style import PACEGGM_DEFAULTS, parse_variant
 
@@ -39,6 +40,7 @@ def validate_results(df: pd.DataFrame, *, source: str = "results table") -> pd.D
     """
     if not isinstance(df, pd.DataFrame):
         raise ResultsError(f"{source}: expected a pandas DataFrame, got {type(df).__name__}")
+    df = _with_guarantee_columns(df)
     missing = [c for c in RESULT_COLUMNS if c not in df.columns]
     if missing:
         raise ResultsError(f"{source}: missing columns {missing} (see paceggm.bench.schema)")
@@ -68,6 +70,24 @@ def validate_results(df: pd.DataFrame, *, source: str = "results table") -> pd.D
               .drop(columns="_ok")
               .sort_index())
     return canonical_variants(out.reset_index(drop=True))
+
+
+def _with_guarantee_columns(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows older than the ``guarantee_holds``/``converged`` columns: derive the first, leave the second unknown.
+
+    The guarantee follows from the preprocessing under the default bound policy
+    (``auto``), which every committed table was computed with.
+    """
+    if "preprocessing" not in df.columns:
+        return df  # reported as missing columns by the caller
+    out = df.copy()
+    holds = (out["guarantee_holds"] if "guarantee_holds" in out.columns
+             else pd.Series(pd.NA, index=out.index)).astype("boolean")
+    derived = out["preprocessing"].map(lambda p: guarantee_holds(bound_policy("auto", str(p)))).astype("boolean")
+    out["guarantee_holds"] = holds.fillna(derived)
+    if "converged" not in out.columns:
+        out["converged"] = pd.array([pd.NA] * len(out), dtype="boolean")
+    return out
 
 
 def canonical_variants(df: pd.DataFrame) -> pd.DataFrame:

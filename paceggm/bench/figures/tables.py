@@ -174,7 +174,8 @@ def to_markdown(table: Table) -> str:
 
 _TEX = [("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"), ("#", r"\#"),
         ("_", r"\_"), ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\^{}"),
-        ("±", r"$\pm$"), ("α", r"$\alpha$"), ("β", r"$\beta$"), ("ρ", r"$\rho$"), ("—", "---")]
+        ("±", r"$\pm$"), ("α", r"$\alpha$"), ("β", r"$\beta$"), ("ρ", r"$\rho$"), ("—", "---"),
+        ("ε", r"$\varepsilon$"), ("Δ", r"$\Delta$"), ("ᵀ", r"$^\top$"), ("²", r"$^2$"), ("…", r"\dots{}")]
 
 
 def tex_escape(s: str) -> str:
