@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from paceggm._validation import aligned_copy
 from paceggm.bench.cells import Cell
 from paceggm.bench.fitted import read_fit
 from paceggm.bench.methods import method_spec, resolve
@@ -72,7 +73,7 @@ def prepare_data(dataset, *, name: str, preprocessing: str, bound_check: str, ne
     got = getattr(dataset, "preprocessing", preprocessing)
     if got != preprocessing:
         raise ValueError(f"loader returned {name!r} with preprocessing {got!r}, expected {preprocessing!r}")
-    X = np.ascontiguousarray(np.asarray(dataset.X, dtype=float))
+    X = aligned_copy(dataset.X)
     if X.ndim != 2 or X.shape[0] < 2 or not np.all(np.isfinite(X)):
         raise ValueError(f"data set {name!r}: X must be a finite 2-D array with n >= 2, got shape {X.shape}")
     features = target = None
@@ -80,8 +81,8 @@ def prepare_data(dataset, *, name: str, preprocessing: str, bound_check: str, ne
     if need_target:
         try:
             features, target = dataset.features_and_target()
-            features = np.ascontiguousarray(np.asarray(features, dtype=float))
-            target = np.ascontiguousarray(np.asarray(target, dtype=float).ravel())
+            features = aligned_copy(features)
+            target = aligned_copy(np.ravel(target))
         except Exception as exc:  # recorded in the regression cells of this data set
             target_error = f"data set {name!r} has no usable regression target: {type(exc).__name__}: {exc}"
             features = target = None
