@@ -132,17 +132,6 @@ def failed_row(cell: Cell, experiment: str, error: str, data: CellData | None = 
     return row
 
 
-def _own(a: np.ndarray) -> np.ndarray:
-    """A fresh C-ordered copy of ``a``, allocated by numpy in this process.
-
-    Data a worker receives (e.g. scattered by dask) sits wherever the message
-    buffer put it; BLAS kernels round differently at different alignments, and
-    IPM-Cholesky amplifies the last bit into visibly different errors. A copy
-    makes every backend compute on equally allocated memory.
-    """
-    return np.array(a, dtype=float, order="C", copy=True)
-
-
 def _split(n: int, test_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     perm = np.random.default_rng(seed_sequence(seed)).permutation(n)
     n_test = min(n - 1, max(1, int(round(test_fraction * n))))
@@ -161,14 +150,14 @@ def _fit_and_measure(cell: Cell, data: CellData, row: dict, test_fraction: float
             raise ValueError(data.target_error or f"data set {cell.dataset!r} has no regression target")
         train, test = _split(data.features.shape[0], test_fraction, cell.data_seed)
         t0 = time.perf_counter()
-        est.fit(_own(data.features[train]), _own(data.target[train]))
+        est.fit(data.features[train], data.target[train])
         row["wall_time"] = time.perf_counter() - t0
         pred = np.asarray(est.predict(data.features[test]), dtype=float).ravel()
         row["mse"] = float(np.mean((pred - data.target[test]) ** 2))
         fit = read_fit(est, spec, data.features.shape[1] + 1)  # PACE-GGM's covariance is of [X, y]
     else:
         t0 = time.perf_counter()
-        est.fit(_own(data.X))
+        est.fit(data.X)
         row["wall_time"] = time.perf_counter() - t0
         fit = read_fit(est, spec, data.d)
         cov = np.asarray(est.covariance_, dtype=float)
