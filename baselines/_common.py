@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from paceggm._validation import check_random_state, check_rho
 from paceggm.base import PrivateCovarianceEstimator
 from paceggm.privacy import ZCDPLedger, gaussian_mechanism
 
@@ -42,41 +41,51 @@ def clip_eigenvalues(matrix: np.ndarray, lower: float = 0.0, upper: float = np.i
 
 
 class CovarianceBaseline(PrivateCovarianceEstimator):
-    """Skeleton of a baseline: validate, open a ledger of ``rho``, estimate, report.
+    """Skeleton of a baseline: a ledger of the covariance step's budget, the release, the report.
 
-    Subclasses implement ``_estimate(X, ledger, rng) -> covariance``, charging
-    ``ledger`` before every release and ending with ``ledger.remaining`` so the
-    charges add to exactly ``rho``.
+    Subclasses implement ``_release(X, *, bound, ledger, rng) -> covariance``,
+    charging ``ledger`` (whose ``budget`` is the step's ρ) before every release
+    and ending with ``ledger.remaining`` so the charges add to exactly that ρ.
+    Checks, accounting and centring are :class:`PrivateCovarianceEstimator`'s.
 
     Parameters
     ----------
-    rho : float
-        zCDP budget, > 0 (replace-one neighbours).
+    rho : float or None
+        zCDP budget, > 0 (replace-one neighbours); or give ``epsilon`` and ``delta``.
+    epsilon, delta : float or None
+        An (ε, δ)-DP budget instead (converted exactly, see :class:`paceggm.PACEGGM`).
+    accountant : ZCDPAccountant or None
+        A budget shared across fits, charged before the data are touched.
     bound : float
         Declared coordinate bound ``B``: every ``|x_ij| ≤ B``.
     bound_check : {"raise", "clip", "waive"}
         What to do with values outside ``[-B, B]`` (see
-        :func:`paceggm._validation.enforce_bound`).
+        :func:`paceggm._validation.enforce_bound`; ``"waive"`` warns).
+    assume_centered : bool
+        ``True`` (default): estimate ``XᵀX/n``; ``False``: centre on a private
+        mean bought with ``mean_fraction · rho`` first.
+    mean_fraction : float in (0, 1)
     random_state : None, int, SeedSequence or numpy.random.Generator
+        ``None`` for a real release; a fixed seed makes the noise predictable.
     """
 
-    def __init__(self, rho: float, *, bound: float = 1.0, bound_check: str = "raise", random_state=None) -> None:
+    def __init__(self, rho: float | None = None, *, epsilon: float | None = None, delta: float | None = None,
+                 accountant=None, bound: float = 1.0, bound_check: str = "raise", assume_centered: bool = True,
+                 mean_fraction: float = 0.1, random_state=None) -> None:
         self.rho = rho
+        self.epsilon = epsilon
+        self.delta = delta
+        self.accountant = accountant
         self.bound = bound
         self.bound_check = bound_check
+        self.assume_centered = assume_centered
+        self.mean_fraction = mean_fraction
         self.random_state = random_state
 
-    def fit(self, X, y=None):
-        """Estimate the covariance ``XᵀX/n`` of ``X`` privately. ``y`` is ignored."""
-        check_rho(self.rho)
-        X = self._validate_X(X, bound=self.bound, bound_check=self.bound_check)
-        rng = check_random_state(self.random_state)
-        ledger = ZCDPLedger(self.rho)
-        covariance = self._estimate(X, ledger, rng)
-        self.covariance_ = covariance
-        self.rho_spent_ = ledger.spent
-        self.ledger_ = ledger.charges
-        return self
+    def _estimate(self, X, *, rho, bound, rng):
+        ledger = ZCDPLedger(rho)
+        covariance = self._release(X, bound=bound, ledger=ledger, rng=rng)
+        return covariance, ledger.charges
 
-    def _estimate(self, X: np.ndarray, ledger: ZCDPLedger, rng: np.random.Generator) -> np.ndarray:
+    def _release(self, X: np.ndarray, *, bound: float, ledger: ZCDPLedger, rng: np.random.Generator) -> np.ndarray:
         raise NotImplementedError

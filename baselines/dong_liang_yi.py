@@ -1,4 +1,4 @@
-"""GaussCov, SeparateCov and AdaptiveCov (Dong, Liang & Yi, NeurIPS 2022), SPEC §5.
+"""GaussCov, SeparateCov and AdaptiveCov (Dong, Liang & Yi, NeurIPS 2022).
 
 The algorithms follow the authors' reference code (GitHub ``hkustDB/PrivateCovariance``,
 ``adaptive/algos.py`` and ``adaptive/utils.py``: ``GaussCov``, ``SeparateCov``,
@@ -10,7 +10,7 @@ comment at the place.
 Units. These methods assume rows with ``‖x‖₂ ≤ r``. The project's bound is
 coordinate-wise (``|x_j| ≤ B``), which implies ``‖x‖₂ ≤ sqrt(d) B``; every estimator
 here therefore runs on ``Z = X / (sqrt(d) B)`` with ``r = 1`` and scales its estimate
-back by ``d B²`` (SPEC §5). All sensitivities are replace-one and come from
+back by ``d B²``. All sensitivities are replace-one and come from
 :mod:`paceggm.privacy` with ``norm="l2"``, bound ``r``: ``sqrt(2) r²/n`` for the
 matrix and for its eigenvalue vector, ``r²/n`` for the trace.
 """
@@ -21,7 +21,6 @@ import math
 
 import numpy as np
 
-from baselines._common import CovarianceBaseline, clip_eigenvalues, release_symmetric
 from paceggm._validation import check_open_fraction
 from paceggm.privacy import (
     ZCDPLedger,
@@ -31,6 +30,8 @@ from paceggm.privacy import (
     sparse_vector,
     trace_sensitivity,
 )
+
+from ._common import CovarianceBaseline, clip_eigenvalues, release_symmetric
 
 # Dyadic levels searched by AdaptiveCov: radii 2^0 … 2^-(LEVELS-1); the reference
 # code uses min(d n, -int(log2(1e-24))) = min(d n, 79) levels below 2^0.
@@ -66,7 +67,7 @@ def separate_cov(Z, *, radius: float, rho: float, ledger: ZCDPLedger, rng) -> np
         sensitivity=distinct_entries_sensitivity(n=n, d=d, bound=radius, norm="l2"),
     )
     # ref: the reference code takes U from an SVD of the indefinite noisy matrix and
-    # returns U diag(λ̃) Vᵀ, not PSD when U ≠ V; we use its symmetric eigenvectors (SPEC §5).
+    # returns U diag(λ̃) Vᵀ, not PSD when U ≠ V; we use its symmetric eigenvectors.
     vectors = np.linalg.eigh(noisy)[1][:, ::-1]
     values = np.linalg.eigvalsh(sigma_z)[::-1]
     # ρ/2 is exact in binary floating point, so the two halves add to exactly ρ.
@@ -121,14 +122,14 @@ def _dyadic_counts(norms: np.ndarray, levels: int) -> np.ndarray:
 class _UnitBallBaseline(CovarianceBaseline):
     """Run on ``Z = X/(sqrt(d) B)`` (so ``‖z‖ ≤ 1``) and scale the estimate back by ``d B²``."""
 
-    def _estimate(self, X, ledger, rng):
+    def _release(self, X, *, bound, ledger, rng):
         n, d = X.shape
-        scale = math.sqrt(d) * self.bound
+        scale = math.sqrt(d) * bound
         Z = X / scale
         # ‖z‖ ≤ 1 holds exactly in real arithmetic; enforce it against rounding.
         norms = np.linalg.norm(Z, axis=1)
         Z = np.where((norms > 1.0)[:, None], Z / np.maximum(norms, 1.0)[:, None], Z)
-        return scale**2 * self._estimate_unit(Z, ledger, rng)
+        return scale**2 * self._estimate_unit(Z, ledger, rng, scale=scale)
 
 
 class GaussCov(_UnitBallBaseline):
@@ -148,17 +149,19 @@ class GaussCov(_UnitBallBaseline):
 
     Attributes
     ----------
-    covariance_, rho_spent_, ledger_, n_clipped_
+    covariance_, location_, precision_, rho_spent_, ledger_
+        As :class:`paceggm.PACEGGM`.
 
     Examples
     --------
     >>> import numpy as np
     >>> X = np.random.default_rng(0).uniform(-1, 1, size=(500, 3))
+    >>> # A fixed seed for a reproducible example; a real release needs random_state=None.
     >>> bool(np.linalg.eigvalsh(GaussCov(rho=0.1, random_state=0).fit(X).covariance_).min() >= -1e-12)
     True
     """
 
-    def _estimate_unit(self, Z, ledger, rng):
+    def _estimate_unit(self, Z, ledger, rng, *, scale):
         return gauss_cov(Z, radius=1.0, rho=ledger.remaining, ledger=ledger, rng=rng)
 
 
@@ -172,7 +175,7 @@ class SeparateCov(_UnitBallBaseline):
     back by ``d B²``. PSD. Parameters and attributes as :class:`GaussCov`.
     """
 
-    def _estimate_unit(self, Z, ledger, rng):
+    def _estimate_unit(self, Z, ledger, rng, *, scale):
         return separate_cov(Z, radius=1.0, rho=ledger.remaining, ledger=ledger, rng=rng)
 
 
@@ -211,7 +214,8 @@ class AdaptiveCov(_UnitBallBaseline):
 
     Attributes
     ----------
-    covariance_, rho_spent_, ledger_, n_clipped_
+    covariance_, location_, precision_, rho_spent_, ledger_
+        As :class:`paceggm.PACEGGM`.
     branch_ : {"gauss", "separate"}
         The estimator step 4 ran.
     radius_ : float
@@ -219,8 +223,6 @@ class AdaptiveCov(_UnitBallBaseline):
         (``r̃ · sqrt(d) B``).
     level_index_ : int
         ``j``, the index AboveThreshold returned (0 = no clipping below ``r``).
-    n_rows_clipped_ : int
-        Rows whose norm exceeded the radius.
     trace_bound_ : float
         ``t̃`` (private), in units of ``Z``.
 
@@ -228,22 +230,29 @@ class AdaptiveCov(_UnitBallBaseline):
     --------
     >>> import numpy as np
     >>> X = np.random.default_rng(0).uniform(-1, 1, size=(2000, 4))
+    >>> # A fixed seed for a reproducible example; a real release needs random_state=None.
     >>> est = AdaptiveCov(rho=1.0, random_state=0).fit(X)
     >>> est.branch_ in ("gauss", "separate"), est.rho_spent_ == 1.0
     (True, True)
     """
 
     def __init__(
-        self, rho: float, *, failure_prob: float = 0.1, bound: float = 1.0,
-        bound_check: str = "raise", random_state=None,
+        self, rho: float | None = None, *, epsilon: float | None = None, delta: float | None = None,
+        accountant=None, failure_prob: float = 0.1, bound: float = 1.0, bound_check: str = "raise",
+        assume_centered: bool = True, mean_fraction: float = 0.1, random_state=None,
     ) -> None:
-        super().__init__(rho, bound=bound, bound_check=bound_check, random_state=random_state)
+        super().__init__(rho, epsilon=epsilon, delta=delta, accountant=accountant, bound=bound,
+                         bound_check=bound_check, assume_centered=assume_centered,
+                         mean_fraction=mean_fraction, random_state=random_state)
         self.failure_prob = failure_prob
 
-    def _estimate_unit(self, Z, ledger, rng):
+    def _check_params(self) -> None:
+        check_open_fraction(self.failure_prob, "failure_prob")
+
+    def _estimate_unit(self, Z, ledger, rng, *, scale):
         beta = check_open_fraction(self.failure_prob, "failure_prob")
         n, d = Z.shape
-        rho, r = self.rho, 1.0
+        rho, r = ledger.budget, 1.0
 
         # 1. noisy upper bound on the trace
         ledger.charge(rho / 8, "adaptivecov: trace")
@@ -292,7 +301,6 @@ class AdaptiveCov(_UnitBallBaseline):
         gauss_noise = 4.0**k_tilde * gauss_quadratic
         self.branch_ = "gauss" if sep_noise >= gauss_noise else "separate"
         self.level_index_ = int(j)
-        self.n_rows_clipped_ = int(np.count_nonzero(too_long))
-        self.radius_ = radius * math.sqrt(d) * self.bound
+        self.radius_ = radius * scale
         final = gauss_cov if self.branch_ == "gauss" else separate_cov
         return final(Z, radius=radius, rho=ledger.remaining, ledger=ledger, rng=rng)

@@ -1,4 +1,4 @@
-"""Sufficient-statistic perturbation (SSP): the Gaussian mechanism on ``Σ(X)`` (SPEC §5).
+"""Sufficient-statistic perturbation (SSP): the Gaussian mechanism on ``Σ(X)`` (README, *Baselines*).
 
 Three clearly named versions:
 
@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from baselines._common import CovarianceBaseline, clip_eigenvalues, release_symmetric
 from paceggm.privacy import distinct_entries_sensitivity, full_sensitivity
+
+from ._common import CovarianceBaseline, clip_eigenvalues, release_symmetric
 
 
 class SSP(CovarianceBaseline):
@@ -40,30 +41,30 @@ class SSP(CovarianceBaseline):
     covariance_ : ndarray of shape (d, d)
     sigma_ : float
         Noise standard deviation of every distinct entry.
-    rho_spent_ : float
-    ledger_ : tuple of Charge
-    n_clipped_ : int
+    location_, precision_, rho_spent_, ledger_
+        As :class:`paceggm.PACEGGM`.
 
     Examples
     --------
     >>> import numpy as np
     >>> X = np.random.default_rng(0).uniform(-1, 1, size=(500, 3))
+    >>> # A fixed seed for a reproducible example; a real release needs random_state=None.
     >>> SSP(rho=1.0, random_state=0).fit(X).covariance_.shape
     (3, 3)
     """
 
-    def _sensitivity(self, n: int, d: int) -> float:
-        return full_sensitivity(n=n, d=d, bound=self.bound)
+    def _sensitivity(self, n: int, d: int, bound: float) -> float:
+        return full_sensitivity(n=n, d=d, bound=bound)
 
     def _postprocess(self, released: np.ndarray) -> np.ndarray:
         return released
 
-    def _estimate(self, X, ledger, rng):
+    def _release(self, X, *, bound, ledger, rng):
         n, d = X.shape
         rho = ledger.remaining
         ledger.charge(rho, "release: distinct entries of the covariance")
         released, self.sigma_ = release_symmetric(
-            X.T @ X / n, rho=rho, sensitivity=self._sensitivity(n, d), rng=rng
+            X.T @ X / n, rho=rho, sensitivity=self._sensitivity(n, d, bound), rng=rng
         )
         return self._postprocess(released)
 
@@ -88,5 +89,5 @@ class SSPTight(SSP):
     derivation. Released as is.
     """
 
-    def _sensitivity(self, n, d):
-        return distinct_entries_sensitivity(n=n, d=d, bound=self.bound, norm="linf")
+    def _sensitivity(self, n, d, bound):
+        return distinct_entries_sensitivity(n=n, d=d, bound=bound, norm="linf")

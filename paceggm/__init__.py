@@ -2,15 +2,18 @@
 
 The public API:
 
-* :class:`PACEGGM` and :func:`pace_ggm` — the estimator (SPEC §3);
-* :func:`reconstruct` — maximum-entropy reconstruction from noisy entries (§4);
-* :mod:`paceggm.privacy` — mechanisms, sensitivities, the zCDP ledger (§1–2);
-* :func:`mahalanobis_error`, :func:`frobenius_error` — metrics (§7).
+* :class:`PACEGGM` and :func:`pace_ggm` — the estimator (README, *Algorithm*);
+* :func:`reconstruct` — maximum-entropy reconstruction from noisy entries (README, *Reconstruction and its solvers*);
+* :mod:`paceggm.privacy` — mechanisms, sensitivities, the zCDP ledger, the shared
+  accountant and the (ε, δ) conversions (README, *Privacy model*);
+* :mod:`paceggm.exceptions` — ``PrivacyLeakWarning``, ``PrivacyBudgetWarning``,
+  ``BudgetExceededError``, ``ConvergenceWarning``;
+* :func:`mahalanobis_error`, :func:`frobenius_error` — metrics (README, *Data and metrics*).
 
 The benchmark harness lives in :mod:`paceggm.bench`; nothing here imports it.
 """
 
-from paceggm.base import PrivateCovarianceEstimator
+from paceggm.base import PrivateCovarianceEstimator, PrivateEstimator
 from paceggm.estimator import PACEGGM, PACEGGMResult, RoundRecord, pace_ggm
 from paceggm.measurement import MeasuredEntries, Measurement
 from paceggm.metrics import frobenius_error, mahalanobis_error
@@ -25,6 +28,7 @@ __all__ = [
     "MeasuredEntries",
     "Measurement",
     "PrivateCovarianceEstimator",
+    "PrivateEstimator",
     "Reconstruction",
     "RoundRecord",
     "frobenius_error",

@@ -1,13 +1,53 @@
-"""Input checks shared by the estimators: one clear message per kind of bad input."""
+"""Input checks shared by the estimators: one clear message per kind of bad input.
+
+No message here quotes a data value or counts data-dependent events: error
+messages end up in logs and result tables, which no privacy budget pays for.
+"""
 
 from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 
+from paceggm.exceptions import PrivacyLeakWarning
+
 BOUND_CHECKS = ("raise", "clip", "waive")
+
+# BLAS kernels and numpy's matmul pick their code path by the alignment of the
+# operands, and the paths round differently: the same X in a buffer at another
+# address (as arrays arrive after pickling to a worker) gives a different XᵀX in
+# the last bits. A fresh buffer at a fixed alignment takes that choice away.
+ALIGNMENT = 64
+
+
+def aligned_copy(a, dtype=float) -> np.ndarray:
+    """A C-contiguous copy of ``a`` whose data start on a 64-byte boundary.
+
+    Whatever the memory layout of the input — C or Fortran order, a strided
+    view, a buffer at any address — the copy is laid out identically, so
+    every computation on it takes the same path and gives the same bits.
+    (``np.ascontiguousarray`` returns an already contiguous but misaligned
+    buffer unchanged.)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.asfortranarray(np.arange(6.0).reshape(2, 3))
+    >>> Y = aligned_copy(X)
+    >>> Y.flags.c_contiguous, Y.ctypes.data % 64, bool((Y == X).all())
+    (True, 0, True)
+    """
+    a = np.asarray(a)
+    dtype = np.dtype(dtype)
+    nbytes = a.size * dtype.itemsize
+    raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
+    start = -raw.ctypes.data % ALIGNMENT
+    out = raw[start:start + nbytes].view(dtype).reshape(a.shape)
+    out[...] = a
+    return out
 
 
 def check_positive(value, name: str) -> float:
@@ -32,6 +72,22 @@ def check_open_fraction(value, name: str) -> float:
     return value
 
 
+def check_bound(bound, *, d: int = 1) -> float:
+    """A coordinate bound ``B`` whose sensitivities (up to ``16 d B²``) are finite and non-zero."""
+    bound = check_positive(bound, "bound")
+    # Every sensitivity is a multiple of B or B² by at most 4d — 16d when a private mean
+    # doubles the bound; B² must neither overflow (1e200² is inf) nor underflow to 0
+    # (a zero sensitivity would mean no noise).
+    if not math.isfinite(16.0 * d * bound * bound):
+        raise ValueError(
+            f"bound={bound!r} is too large: the sensitivities use d·bound², which overflows for d={d}; "
+            "rescale the data so that a smaller bound holds"
+        )
+    if bound * bound < np.finfo(float).tiny:
+        raise ValueError(f"bound={bound!r} is too small: bound² underflows to 0; rescale the data")
+    return bound
+
+
 def check_random_state(random_state) -> np.random.Generator:
     """A ``numpy.random.Generator`` from None, an int, a SeedSequence or a Generator."""
     if isinstance(random_state, np.random.Generator):
@@ -41,49 +97,122 @@ def check_random_state(random_state) -> np.random.Generator:
     raise TypeError(f"random_state must be None, an int, a SeedSequence or a Generator, got {random_state!r}")
 
 
-def check_data(X, *, min_samples: int = 2) -> np.ndarray:
-    """A finite 2-D float array with at least ``min_samples`` rows and one column."""
+def _from_frame(X, name: str) -> np.ndarray:
+    """A pandas DataFrame as a float array, refusing what would not convert faithfully."""
+    # ``kind`` covers numpy and pandas' nullable dtypes alike; object, string and category are "O".
+    bad = [str(col) for col, dtype in X.dtypes.items() if getattr(dtype, "kind", "O") not in "biuf"]
+    if bad:
+        raise TypeError(
+            f"{name} has non-numeric column(s) {bad} (dtype object, string or category — e.g. a column "
+            "holding pd.NA or text); convert them to numbers first and impute or drop missing values"
+        )
+    # Nullable dtypes (Int64, Float64, boolean) carry pd.NA: make it NaN so the finiteness check names it.
+    return X.to_numpy(dtype=float, na_value=np.nan)
+
+
+def check_data(X, *, min_samples: int = 2, name: str = "X") -> np.ndarray:
+    """A finite 2-D float array with at least ``min_samples`` rows and one column.
+
+    Refused with a specific message: sparse matrices (densify first — the
+    sensitivities assume every coordinate is a real value), masked arrays with
+    masked entries (their hidden values would otherwise be used as data),
+    non-numeric or missing values, complex values, wrong shapes.
+
+    Always a fresh :func:`aligned_copy`, so estimators give the same bits for
+    any memory layout of the input (and never modify the caller's array).
+    """
+    if hasattr(X, "tocsr") or type(X).__module__.startswith("scipy.sparse"):
+        raise TypeError(
+            f"{name} is a scipy sparse matrix; sparse input is not supported: pass a dense array "
+            "(e.g. X.toarray()), whose every coordinate must lie in [-bound, bound]"
+        )
+    if isinstance(X, np.ma.MaskedArray):
+        if np.ma.getmaskarray(X).any():
+            raise ValueError(
+                f"{name} is a masked array with masked entries; the estimators have no notion of missing "
+                "values and would use the hidden values as data: drop or impute them first"
+            )
+        X = np.ma.getdata(X)
+    if hasattr(X, "iloc") and hasattr(X, "dtypes"):
+        X = _from_frame(X if X.ndim == 2 else X.to_frame(), name)
     try:
         arr = np.asarray(X)
     except Exception as exc:  # ragged input and the like
-        raise ValueError(f"X could not be converted to an array: {exc}") from exc
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise TypeError(f"X must be numeric, got dtype {arr.dtype}; encode or drop non-numeric columns first")
+        raise ValueError(f"{name} could not be converted to an array: {type(exc).__name__}") from exc
     if np.issubdtype(arr.dtype, np.complexfloating):
-        raise TypeError("X must be real-valued, got complex values")
+        raise ValueError(f"Complex data not supported: {name} must be real-valued")
+    if arr.dtype == object:
+        # Numbers stored as objects convert; pd.NA, None and text do not (the message quotes none of them).
+        try:
+            arr = arr.astype(float)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"{name} has dtype object with entries that are not numbers (the float() argument must be a "
+                "string or a real number holding a numeric value; pd.NA, None and text are not): encode or drop "
+                "non-numeric columns and impute or drop missing values first"
+            ) from None
+    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise TypeError(
+            f"{name} must be numeric, got dtype {arr.dtype}; encode or drop non-numeric columns "
+            "(and impute or drop missing values such as pd.NA) first"
+        )
     if arr.ndim != 2:
-        raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {arr.shape}")
+        raise ValueError(
+            f"{name} must be 2-D (n_samples, n_features), got shape {arr.shape}. Reshape your data either "
+            f"using {name}.reshape(-1, 1) if it has a single feature or {name}.reshape(1, -1) if it has a single sample"
+        )
     n, d = arr.shape
-    if d < 1 or n == 0:
-        raise ValueError(f"X is empty: shape {arr.shape}")
+    if d < 1:
+        raise ValueError(f"{name} is empty: 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required.")
+    if n == 0:
+        raise ValueError(f"{name} is empty: 0 sample(s) (shape={arr.shape}) while a minimum of {min_samples} is required.")
     if n < min_samples:
-        raise ValueError(f"X needs at least {min_samples} rows, got {n}")
-    arr = arr.astype(float, copy=False)
+        raise ValueError(f"{name} needs at least {min_samples} samples (rows), got {n} sample")
+    # One memory layout for every input (a DataFrame arrives column-major, a worker may
+    # receive a misaligned buffer, which np.ascontiguousarray would keep): reductions and
+    # BLAS then take the same path, so results do not depend on it.
+    arr = aligned_copy(arr)
     if not np.all(np.isfinite(arr)):
-        bad = int(np.count_nonzero(~np.isfinite(arr)))
-        raise ValueError(f"X contains {bad} NaN or infinite value(s); remove or impute them first")
+        raise ValueError(f"{name} contains NaN or inf (missing or infinite values); remove or impute them first")
     return arr
 
 
-def enforce_bound(X: np.ndarray, bound: float, policy: str) -> tuple[np.ndarray, int]:
+def check_n_features(X: np.ndarray, expected: int, estimator) -> None:
+    """The message scikit-learn uses when a fitted estimator gets another number of features."""
+    if X.shape[1] != expected:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting {expected} features as input"
+        )
+
+
+def enforce_bound(X: np.ndarray, bound: float, policy: str, *, name: str = "X", stacklevel: int = 3) -> np.ndarray:
     """Apply the declared coordinate bound ``|x_ij| <= bound`` under ``policy``.
 
     ``"raise"`` refuses data outside the bound (the privacy guarantee would be
-    void), ``"clip"`` clips and counts the clipped values, ``"waive"`` accepts
-    the data as it is (only for reproducing published settings that violate
-    their own bound; the guarantee then does not hold). Returns the data and
-    the number of values outside the bound.
+    void), ``"clip"`` clips them into it (the guarantee holds), ``"waive"``
+    uses the data as they are, unchecked, and warns with
+    :class:`~paceggm.exceptions.PrivacyLeakWarning`: the guarantee then holds
+    only if the data happen to respect the bound. ``"waive"`` exists to
+    reproduce published settings that violate their own bound. Neither the
+    error nor the warning says how many values, or which, lie outside.
     """
     if policy not in BOUND_CHECKS:
         raise ValueError(f"bound_check must be one of {BOUND_CHECKS}, got {policy!r}")
+    if policy == "waive":
+        warnings.warn(
+            "bound_check='waive': the data are not checked against the declared bound, so the privacy "
+            "guarantee does not hold if any value lies outside [-bound, bound]",
+            PrivacyLeakWarning, stacklevel=stacklevel,
+        )
+        return X
     outside = np.abs(X) > bound
-    n_out = int(np.count_nonzero(outside))
-    if n_out == 0 or policy == "waive":
-        return X, n_out
+    if not outside.any():
+        return X
     if policy == "raise":
         raise ValueError(
-            f"{n_out} value(s) of X lie outside [-bound, bound] = [-{bound}, {bound}] "
-            f"(max |x| = {np.abs(X).max():.6g}); rescale the data, pass bound_check='clip' "
-            "to clip them, or bound_check='waive' to skip the check (voids the privacy guarantee)"
+            f"values of {name} lie outside [-bound, bound] = [-{bound}, {bound}]; rescale the data, pass "
+            "bound_check='clip' to clip them, or bound_check='waive' to skip the check (voids the privacy guarantee)"
         )
-    return np.clip(X, -bound, bound), n_out
+    clipped = aligned_copy(X)
+    np.clip(clipped, -bound, bound, out=clipped)
+    return clipped

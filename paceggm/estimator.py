@@ -1,4 +1,4 @@
-"""PACE-GGM: select – measure – reconstruct (SPEC §3)."""
+"""PACE-GGM: select – measure – reconstruct (README, *Algorithm*)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from paceggm._validation import (
+    check_bound,
     check_data,
     check_open_fraction,
-    check_positive,
     check_random_state,
     check_rho,
     enforce_bound,
@@ -25,7 +25,7 @@ from paceggm.privacy import (
     exponential_mechanism,
     gaussian_mechanism,
 )
-from paceggm.reconstruction import DEFAULT_SOLVER, SOLVERS
+from paceggm.reconstruction import DEFAULT_SOLVER, SOLVERS, check_solver_options
 from paceggm.reconstruction.incremental import IncrementalReconstruction
 
 _ANNEAL_FACTOR = math.sqrt(2.0 / math.pi)  # E|N(0, σ²)| = sqrt(2/π) σ
@@ -53,6 +53,10 @@ class RoundRecord:
         Whether this round spent what was left.
     solve_time : float
         Seconds in the reconstruction solver this round.
+    n_iter : int
+        Solver iterations this round (over the blocks solved).
+    converged : bool
+        Whether every block solved this round converged (no iteration cap hit).
     """
 
     round: int
@@ -64,6 +68,8 @@ class RoundRecord:
     annealed: bool
     final: bool
     solve_time: float
+    n_iter: int = 0
+    converged: bool = True
 
 
 @dataclass(frozen=True)
@@ -85,7 +91,6 @@ class PACEGGMResult:
     pattern: np.ndarray
     n_offdiagonal: int
     solve_time: float
-    n_clipped: int
     solver: str
     mu: float | None
 
@@ -93,10 +98,20 @@ class PACEGGMResult:
     def n_annealed(self) -> int:
         return sum(r.annealed for r in self.history)
 
+    @property
+    def n_iter(self) -> int:
+        """Solver iterations over all rounds."""
+        return sum(r.n_iter for r in self.history)
 
-def _check_params(*, rho, bound, alpha, beta, max_rounds, solver, use_components) -> None:
-    check_rho(rho)
-    check_positive(bound, "bound")
+    @property
+    def converged(self) -> bool:
+        """Whether the solver converged in every round (no iteration cap hit)."""
+        return all(r.converged for r in self.history)
+
+
+def _check_params(*, bound, alpha, beta, max_rounds, solver, use_components, solver_options) -> None:
+    """PACE-GGM's own parameters (the budget is checked where it is resolved)."""
+    check_bound(bound)
     check_open_fraction(alpha, "alpha")
     check_open_fraction(beta, "beta")
     if max_rounds is not None:
@@ -106,6 +121,7 @@ def _check_params(*, rho, bound, alpha, beta, max_rounds, solver, use_components
         raise ValueError(f"unknown solver {solver!r}; choose one of {sorted(SOLVERS)}")
     if not isinstance(use_components, (bool, np.bool_)):
         raise TypeError(f"use_components must be a bool, got {use_components!r}")
+    check_solver_options(solver, solver_options)
 
 
 def _lower_pairs(idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -155,9 +171,14 @@ def pace_ggm(
         Passed to the solver.
     bound_check : {"raise", "clip", "waive"}
         What to do with values outside ``[-bound, bound]``: refuse them, clip
-        them (and count them), or accept them as they are — the last voids the
-        privacy guarantee and exists only to reproduce published settings.
+        them, or use the data unchecked — the last warns
+        (:class:`~paceggm.exceptions.PrivacyLeakWarning`): the guarantee then
+        holds only if the data respect the bound; it exists to reproduce
+        published settings.
     random_state : None, int, SeedSequence or Generator
+        Source of the noise. A fixed seed makes a run reproducible — and its
+        noise predictable to anyone who knows the seed: a real release needs
+        ``None`` (fresh entropy from the operating system).
 
     Returns
     -------
@@ -167,17 +188,28 @@ def pace_ggm(
     --------
     >>> import numpy as np
     >>> X = np.random.default_rng(0).uniform(-1, 1, size=(500, 3))
+    >>> # A fixed seed for a reproducible example; a real release needs random_state=None.
     >>> res = pace_ggm(X, rho=1.0, random_state=0)
     >>> res.covariance.shape, res.rho_spent <= 1.0
     ((3, 3), True)
     """
+    rho = check_rho(rho)
     _check_params(
-        rho=rho, bound=bound, alpha=alpha, beta=beta,
-        max_rounds=max_rounds, solver=solver, use_components=use_components,
+        bound=bound, alpha=alpha, beta=beta, max_rounds=max_rounds, solver=solver,
+        use_components=use_components, solver_options=solver_options,
     )
     X = check_data(X)
-    X, n_out = enforce_bound(X, float(bound), bound_check)
-    rng = check_random_state(random_state)
+    check_bound(bound, d=X.shape[1])
+    X = enforce_bound(X, float(bound), bound_check)
+    return _fit_checked(
+        X, rho=rho, bound=float(bound), alpha=alpha, beta=beta, max_rounds=max_rounds, solver=solver,
+        use_components=use_components, solver_options=solver_options, rng=check_random_state(random_state),
+    )
+
+
+def _fit_checked(X: np.ndarray, *, rho: float, bound: float, alpha, beta, max_rounds, solver, use_components,
+                 solver_options, rng: np.random.Generator) -> PACEGGMResult:
+    """PACE-GGM on data and parameters that passed every check."""
     n, d = X.shape
     # Σ(X) is the only access to the data; everything after is mechanisms on it.
     sigma_x = X.T @ X / n
@@ -185,7 +217,6 @@ def pace_ggm(
         sigma_x, n, rho=float(rho), bound=float(bound), alpha=float(alpha), beta=float(beta),
         max_rounds=max_rounds, solver=solver, use_components=bool(use_components),
         solver_options=solver_options, rng=rng,
-        n_clipped=n_out if bound_check == "clip" else 0,
     )
 
 
@@ -202,7 +233,6 @@ def _run(
     use_components: bool,
     solver_options: dict | None,
     rng: np.random.Generator,
-    n_clipped: int,
 ) -> PACEGGMResult:
     d = sigma_x.shape[0]
     delta = entry_sensitivity(n=n, bound=bound)
@@ -257,7 +287,8 @@ def _run(
         rows, cols = _lower_pairs(recon.component(j))
         scores[rows * (rows + 1) // 2 + cols] = np.abs(sigma_x[rows, cols] - estimate[rows, cols])
         annealed = bool((not final) and change <= _ANNEAL_FACTOR * m.sigma)
-        history.append(RoundRecord(t, (j, k), m.sigma, rho_sel, m.rho, change, annealed, final, recon.solve_time))
+        history.append(RoundRecord(t, (j, k), m.sigma, rho_sel, m.rho, change, annealed, final, recon.solve_time,
+                                   recon.n_iter, recon.converged))
         if final:
             break
         if annealed:
@@ -280,7 +311,6 @@ def _run(
         pattern=state.pattern,
         n_offdiagonal=state.n_offdiagonal(),
         solve_time=solve_time,
-        n_clipped=n_clipped,
         solver=solver,
         mu=final_rec.mu,
     )
@@ -297,8 +327,18 @@ class PACEGGM(PrivateCovarianceEstimator):
 
     Parameters
     ----------
-    rho : float
-        Total zCDP budget.
+    rho : float or None, default=None
+        Total zCDP budget of one fit. Give either ``rho`` or ``epsilon`` and ``delta``.
+    epsilon, delta : float or None, default=None
+        An (ε, δ)-DP budget instead, converted to the largest ρ whose
+        guarantee implies it (:func:`paceggm.privacy.approx_dp_to_zcdp`:
+        ``ε = ρ + 2 sqrt(ρ ln(1/δ))``, inverted exactly).
+    accountant : ZCDPAccountant or None, default=None
+        A budget shared with other fits (:class:`paceggm.privacy.ZCDPAccountant`):
+        charged before the data are touched; a fit it cannot pay for raises
+        :class:`~paceggm.exceptions.BudgetExceededError` and spends nothing.
+        Without one, a second ``fit`` of the same object warns
+        (:class:`~paceggm.exceptions.PrivacyBudgetWarning`).
     bound : float, default=1.0
     alpha : float, default=0.3
     beta : float, default=0.5
@@ -307,16 +347,31 @@ class PACEGGM(PrivateCovarianceEstimator):
     use_components : bool, default=True
     solver_options : dict or None, default=None
     bound_check : {"raise", "clip", "waive"}, default="raise"
+        See :func:`pace_ggm` for these.
+    assume_centered : bool, default=True
+        ``True`` estimates ``XᵀX/n`` (the covariance of centred data, as the
+        project's preprocessing produces; ``location_`` is 0). ``False``
+        spends ``mean_fraction · rho`` on a private mean and estimates the
+        covariance around it with the rest (bound ``2·bound``).
+    mean_fraction : float in (0, 1), default=0.1
+        Share of the budget for the mean when ``assume_centered=False``.
     random_state : None, int, SeedSequence or Generator, default=None
-        See :func:`pace_ggm` for each.
+        ``None`` for a real release; a fixed seed makes the noise reproducible
+        (for experiments and tests) and therefore predictable.
 
     Attributes
     ----------
     covariance_ : ndarray of shape (d, d)
+    location_ : ndarray of shape (d,)
+        Zero, or the private mean (``assume_centered=False``).
     precision_ : ndarray of shape (d, d)
         Pseudo-inverse of ``covariance_`` (zero off the measured pattern when
         the completion is non-singular).
+    n_features_in_ : int
     rho_spent_ : float
+        zCDP budget spent by all fits of this object so far (one fit: at most ``rho``).
+    ledger_ : tuple of Charge
+        This fit's charges.
     n_rounds_ : int
     pattern_ : ndarray of bool, shape (d, d)
         Measured entries.
@@ -324,25 +379,39 @@ class PACEGGM(PrivateCovarianceEstimator):
         Distinct measured off-diagonal entries.
     measurements_ : tuple of Measurement
     history_ : tuple of RoundRecord
-    ledger_ : tuple of Charge
+        Per round, including the solver's iterations and convergence.
     solve_time_ : float
         Seconds spent in the reconstruction solver.
-    n_clipped_ : int
+    n_iter_ : int
+        Solver iterations over all rounds.
+    converged_ : bool
+        Whether the solver converged in every round; when not, a
+        :class:`~paceggm.exceptions.ConvergenceWarning` was raised.
     result_ : PACEGGMResult
 
     Examples
     --------
     >>> import numpy as np
     >>> X = np.random.default_rng(0).uniform(-1, 1, size=(1000, 4))
+    >>> # A fixed seed for a reproducible example; a real release needs random_state=None.
     >>> est = PACEGGM(rho=1.0, random_state=0).fit(X)
-    >>> est.covariance_.shape
-    (4, 4)
+    >>> est.covariance_.shape, est.rho_spent_ <= 1.0
+    ((4, 4), True)
+
+    An (ε, δ) budget:
+
+    >>> est = PACEGGM(epsilon=1.0, delta=1e-6, random_state=0).fit(X)
+    >>> round(est.rho_spent_, 6)
+    0.017469
     """
 
     def __init__(
         self,
-        rho: float,
+        rho: float | None = None,
         *,
+        epsilon: float | None = None,
+        delta: float | None = None,
+        accountant=None,
         bound: float = 1.0,
         alpha: float = 0.3,
         beta: float = 0.5,
@@ -351,9 +420,14 @@ class PACEGGM(PrivateCovarianceEstimator):
         use_components: bool = True,
         solver_options: dict | None = None,
         bound_check: str = "raise",
+        assume_centered: bool = True,
+        mean_fraction: float = 0.1,
         random_state=None,
     ) -> None:
         self.rho = rho
+        self.epsilon = epsilon
+        self.delta = delta
+        self.accountant = accountant
         self.bound = bound
         self.alpha = alpha
         self.beta = beta
@@ -362,21 +436,28 @@ class PACEGGM(PrivateCovarianceEstimator):
         self.use_components = use_components
         self.solver_options = solver_options
         self.bound_check = bound_check
+        self.assume_centered = assume_centered
+        self.mean_fraction = mean_fraction
         self.random_state = random_state
 
-    def fit(self, X, y=None) -> "PACEGGM":
-        """Estimate the covariance of ``X`` privately. ``y`` is ignored."""
-        res = pace_ggm(X, **self.get_params())
+    def _check_params(self) -> None:
+        _check_params(
+            bound=self.bound, alpha=self.alpha, beta=self.beta, max_rounds=self.max_rounds,
+            solver=self.solver, use_components=self.use_components, solver_options=self.solver_options,
+        )
+
+    def _estimate(self, X, *, rho, bound, rng):
+        res = _fit_checked(
+            X, rho=rho, bound=bound, alpha=self.alpha, beta=self.beta, max_rounds=self.max_rounds,
+            solver=self.solver, use_components=self.use_components, solver_options=self.solver_options, rng=rng,
+        )
         self.result_ = res
-        self.covariance_ = res.covariance
-        self.precision_ = np.linalg.pinv(res.covariance, hermitian=True)
-        self.rho_spent_ = res.rho_spent
         self.n_rounds_ = res.n_rounds
         self.pattern_ = res.pattern
         self.n_offdiagonal_ = res.n_offdiagonal
         self.measurements_ = res.measurements
         self.history_ = res.history
-        self.ledger_ = res.charges
         self.solve_time_ = res.solve_time
-        self.n_clipped_ = res.n_clipped
-        return self
+        self.n_iter_ = res.n_iter
+        self.converged_ = res.converged
+        return res.covariance, res.charges

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from baselines import (
-    COVARIANCE_BASELINES,
+from paceggm.base import PrivateCovarianceEstimator
+from paceggm.baselines import (
     SSP,
     AdaptiveCov,
     DiagonalOnly,
@@ -17,16 +17,15 @@ from baselines import (
     SSPProjected,
     SSPTight,
 )
-from baselines.dong_liang_yi import (
+from paceggm.baselines.dong_liang_yi import (
     _dyadic_counts,
     _gaussian_norm_bound,
     _wigner_frobenius_bound,
     _wigner_spectral_bound,
 )
-from paceggm.base import PrivateCovarianceEstimator
 from paceggm.privacy import Charge
 
-ALL = list(COVARIANCE_BASELINES.values())
+ALL = [SSP, SSPProjected, SSPTight, DiagonalOnly, GaussCov, SeparateCov, AdaptiveCov]
 PSD_METHODS = [SSPProjected, DiagonalOnly, GaussCov, SeparateCov, AdaptiveCov]
 
 
@@ -200,7 +199,12 @@ def test_adaptivecov_branch_follows_the_reference_bounds():
         assert est.branch_ == expected
         assert est.radius_ == pytest.approx(min(2.0 ** (k + 1), 1.0) * math.sqrt(d))
         norms = np.linalg.norm(X, axis=1)
-        assert est.n_rows_clipped_ == int(np.count_nonzero(norms > est.radius_ * (1 + 1e-12)))
+        assert _rows_clipped(X, est) == int(np.count_nonzero(norms > est.radius_ * (1 + 1e-12)))
+
+
+def _rows_clipped(X, est) -> int:
+    """Rows AdaptiveCov shortened: a count the estimator does not release (no budget pays for it)."""
+    return int(np.count_nonzero(np.linalg.norm(X, axis=1) > est.radius_))
 
 
 def test_adaptivecov_clips_a_few_long_rows_that_cost_less_bias_than_noise():
@@ -210,10 +214,10 @@ def test_adaptivecov_clips_a_few_long_rows_that_cost_less_bias_than_noise():
     X = rng.uniform(-0.02, 0.02, size=(2000, 40))
     X[:20] = rng.choice([-1.0, 1.0], size=(20, 40))
     fits = [AdaptiveCov(1.0, random_state=seed).fit(X) for seed in range(10)]
-    clipped = [e for e in fits if e.n_rows_clipped_ > 0]
+    clipped = [e for e in fits if _rows_clipped(X, e) > 0]
     assert len(clipped) >= 3
     for e in clipped:
-        assert e.radius_ < math.sqrt(40) and e.n_rows_clipped_ >= 20
+        assert e.radius_ < math.sqrt(40) and _rows_clipped(X, e) >= 20
 
 
 def test_adaptivecov_does_not_clip_at_huge_rho():
@@ -223,7 +227,7 @@ def test_adaptivecov_does_not_clip_at_huge_rho():
     X *= 0.4 / np.linalg.norm(X, axis=1).max()
     for seed in range(5):
         est = AdaptiveCov(1e10, random_state=seed).fit(X)
-        assert est.n_rows_clipped_ == 0 and est.radius_ >= 0.4
+        assert _rows_clipped(X, est) == 0 and est.radius_ >= 0.4
         assert est.level_index_ <= 3  # 0.4 / sqrt(4) = 0.2 lies in the bin (1/8, 1/4]
 
 
@@ -260,14 +264,15 @@ def test_bad_input_raises_clear_errors(cls):
         cls(1.0, bound_check="ignore").fit(X)
     with pytest.raises(TypeError, match="random_state"):
         cls(1.0, random_state="seed").fit(X)
-    with pytest.raises(ValueError, match="no parameter"):
+    with pytest.raises(ValueError, match="Invalid parameter 'alpha'"):
         cls(1.0).set_params(alpha=0.3)
 
 
-def test_clip_policy_counts_and_bounds():
+def test_clip_policy_clips_and_reports_nothing_data_dependent():
     X = _data() * 1.5
     est = SSP(1.0, bound_check="clip", random_state=0).fit(X)
-    assert est.n_clipped_ == int(np.count_nonzero(np.abs(X) > 1.0))
+    np.testing.assert_array_equal(est.covariance_, SSP(1.0, random_state=0).fit(np.clip(X, -1, 1)).covariance_)
+    assert not [a for a in vars(est) if "clip" in a or "outside" in a]
 
 
 @pytest.mark.parametrize("beta", [0.0, 1.0, -0.1, 2.0])
@@ -278,8 +283,10 @@ def test_adaptivecov_rejects_failure_prob_outside_unit_interval(beta):
 
 def test_get_params_and_repr():
     est = AdaptiveCov(0.5, failure_prob=0.2, random_state=1)
-    assert est.get_params() == {"rho": 0.5, "failure_prob": 0.2, "bound": 1.0, "bound_check": "raise", "random_state": 1}
-    assert repr(est).startswith("AdaptiveCov(rho=0.5")
+    assert est.get_params() == {"rho": 0.5, "epsilon": None, "delta": None, "accountant": None,
+                                "failure_prob": 0.2, "bound": 1.0, "bound_check": "raise",
+                                "assume_centered": True, "mean_fraction": 0.1, "random_state": 1}
+    assert repr(est) == "AdaptiveCov(failure_prob=0.2, random_state=1, rho=0.5)"
 
 
 @pytest.mark.parametrize("cls", ALL)

@@ -13,14 +13,37 @@ import os
 import platform
 import subprocess
 import sys
+from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Mapping, Sequence
 
-__all__ = ["CONF_DIR", "compose_config", "to_plain", "fingerprint", "provenance"]
+__all__ = ["CONF_DIR", "checkout_root", "compose_config", "find_conf_dir", "to_plain", "fingerprint", "provenance"]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-CONF_DIR = Path(os.environ.get("PACEGGM_CONF_DIR", REPO_ROOT / "conf"))
+
+
+def checkout_root() -> Path | None:
+    """The repository root when this code runs from a clone (editable install), else None."""
+    if (REPO_ROOT / "pyproject.toml").is_file() and (REPO_ROOT / "conf" / "config.yaml").is_file():
+        return REPO_ROOT
+    return None
+
+
+def find_conf_dir() -> Path:
+    """``$PACEGGM_CONF_DIR`` if set; else the clone's ``conf/``; else the copy installed with the package.
+
+    A clone's own ``conf/`` comes first, so editing a recipe there takes effect
+    without reinstalling; an installed package carries the same files as
+    ``paceggm/bench/conf``.
+    """
+    env = os.environ.get("PACEGGM_CONF_DIR")
+    if env:
+        return Path(env).expanduser()
+    root = checkout_root()
+    return root / "conf" if root is not None else Path(__file__).resolve().parent / "conf"
+
+
+CONF_DIR = find_conf_dir()
 
 # Settings that change what a cell computes without being part of its key.
 # Resuming a store whose fingerprint differs is refused (the grid itself —
@@ -36,6 +59,9 @@ def compose_config(overrides: Sequence[str] = (), *, config_dir=None, config_nam
     """The composed ``DictConfig`` for ``overrides`` (e.g. ``["experiment=main", "rho=[0.1,1]"]``)."""
     from hydra import compose, initialize_config_dir
 
+    from paceggm.bench.methods import store_configs
+
+    store_configs()  # the `method` group comes from the method registry
     conf = Path(config_dir) if config_dir is not None else CONF_DIR
     if not (conf / f"{config_name}.yaml").is_file():
         raise FileNotFoundError(f"no {config_name}.yaml in {conf} (set PACEGGM_CONF_DIR to the conf/ directory)")
@@ -59,6 +85,8 @@ def fingerprint(cfg: Mapping) -> dict:
 
 
 def _git_commit() -> str:
+    if checkout_root() is None:  # an installed package: any enclosing repository is not ours
+        return "unknown"
     try:
         out = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"],
                              capture_output=True, text=True, timeout=10, check=True)

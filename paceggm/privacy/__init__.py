@@ -4,12 +4,13 @@ Everything that touches privacy in the project goes through this package, so
 that the baselines and the harness share one audited implementation.
 """
 
-from paceggm.privacy.accounting import zcdp_to_approx_dp
+from paceggm.privacy.accountant import ZCDPAccountant
+from paceggm.privacy.accounting import approx_dp_to_zcdp, zcdp_to_approx_dp
 from paceggm.privacy.ledger import BudgetExceededError, Charge, ZCDPLedger
 from paceggm.privacy.mechanisms import (
     exponential_mechanism,
-    exponential_mechanism_probabilities,
     exponential_mechanism_epsilon,
+    exponential_mechanism_probabilities,
     gaussian_mechanism,
     gaussian_sigma,
     sparse_vector,
@@ -21,6 +22,7 @@ from paceggm.privacy.sensitivity import (
     eigenvalue_sensitivity,
     entry_sensitivity,
     full_sensitivity,
+    mean_sensitivity,
     spectral_sensitivity,
     trace_sensitivity,
 )
@@ -28,7 +30,9 @@ from paceggm.privacy.sensitivity import (
 __all__ = [
     "BudgetExceededError",
     "Charge",
+    "ZCDPAccountant",
     "ZCDPLedger",
+    "approx_dp_to_zcdp",
     "cross_moment_sensitivity",
     "distinct_entries_sensitivity",
     "eigenvalue_sensitivity",
@@ -39,6 +43,7 @@ __all__ = [
     "full_sensitivity",
     "gaussian_mechanism",
     "gaussian_sigma",
+    "mean_sensitivity",
     "sparse_vector",
     "sparse_vector_epsilon",
     "spectral_sensitivity",

@@ -1,4 +1,10 @@
-"""Conversion of ρ-zCDP into (ε, δ)-DP for reporting."""
+"""Conversions between ρ-zCDP and (ε, δ)-DP.
+
+The estimators account in zCDP; users often hold an (ε, δ) budget.
+:func:`approx_dp_to_zcdp` is the exact inverse of the standard conversion
+``ε = ρ + 2 sqrt(ρ ln(1/δ))`` (Bun & Steinke 2016, Prop. 1.3), rounded so that
+converting back never exceeds the ε the user gave.
+"""
 
 from __future__ import annotations
 
@@ -36,8 +42,7 @@ def zcdp_to_approx_dp(rho: float, delta: float, *, method: str = "standard") -> 
     5.7565
     """
     check_rho(rho)
-    if not (0.0 < delta < 1.0):
-        raise ValueError(f"delta must be in (0, 1), got {delta}")
+    delta = _check_delta(delta)
     if method not in CONVERSIONS:
         raise ValueError(f"method must be one of {CONVERSIONS}, got {method!r}")
     standard = rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
@@ -57,3 +62,47 @@ def zcdp_to_approx_dp(rho: float, delta: float, *, method: str = "standard") -> 
     res = minimize_scalar(eps_at, bounds=(-30.0, 30.0), method="bounded", options={"xatol": 1e-10})
     # A negative value means (0, δ)-DP already holds: ε cannot go below 0.
     return float(max(0.0, min(res.fun, standard)))
+
+
+def _check_delta(delta) -> float:
+    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not (0.0 < float(delta) < 1.0):
+        raise ValueError(f"delta must be a number in the open interval (0, 1), got {delta!r}")
+    return float(delta)
+
+
+def approx_dp_to_zcdp(epsilon: float, delta: float) -> float:
+    """The largest ρ whose ρ-zCDP guarantee implies (ε, δ)-DP by the standard conversion.
+
+    Solves ``ε = ρ + 2 sqrt(ρ L)`` with ``L = ln(1/δ)``: as a quadratic in
+    ``sqrt(ρ)``, ``ρ = (sqrt(L + ε) − sqrt(L))²``, computed as
+    ``ε² / (sqrt(L + ε) + sqrt(L))²`` (no cancellation for small ε). The float
+    result is then stepped down until ``zcdp_to_approx_dp(ρ, δ) <= ε`` holds
+    in floating point too, so an estimator given ``(ε, δ)`` never promises
+    less privacy than asked for.
+
+    Parameters
+    ----------
+    epsilon : float
+        > 0.
+    delta : float
+        In (0, 1).
+
+    Returns
+    -------
+    rho : float
+
+    Examples
+    --------
+    >>> rho = approx_dp_to_zcdp(1.0, 1e-6)
+    >>> round(rho, 6), zcdp_to_approx_dp(rho, 1e-6) <= 1.0
+    (0.017469, True)
+    """
+    epsilon = check_rho(epsilon, "epsilon")
+    delta = _check_delta(delta)
+    log_inv_delta = math.log(1.0 / delta)
+    rho = epsilon**2 / (math.sqrt(log_inv_delta + epsilon) + math.sqrt(log_inv_delta)) ** 2
+    while rho > 0.0 and zcdp_to_approx_dp(rho, delta) > epsilon:
+        rho = math.nextafter(rho, 0.0)
+    if rho <= 0.0:
+        raise ValueError(f"epsilon={epsilon!r} is too small to give a positive rho at delta={delta!r}")
+    return rho

@@ -7,10 +7,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from paceggm._validation import check_rho
+from paceggm.exceptions import BudgetExceededError
 
-
-class BudgetExceededError(RuntimeError):
-    """A charge would take the total spent above the ledger's budget."""
+__all__ = ["BudgetExceededError", "Charge", "ZCDPLedger"]
 
 
 @dataclass(frozen=True, slots=True)

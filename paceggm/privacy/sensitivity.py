@@ -1,4 +1,4 @@
-"""Sensitivities of the second-moment matrix ``Σ(X) = XᵀX/n`` (SPEC §2).
+"""Sensitivities of the second-moment matrix ``Σ(X) = XᵀX/n`` (README, *Privacy model*).
 
 Neighbouring data sets have the same size ``n`` and differ in one record
 (replace-one). Two norms bound a record ``x``:
@@ -159,3 +159,22 @@ def cross_moment_sensitivity(*, n: int, bound_x: float, bound_y: float) -> float
     _check(n, bound_x, "l2")
     check_positive(bound_y, "bound_y")
     return 2.0 * bound_x * bound_y / n
+
+
+def mean_sensitivity(*, n: int, d: int, bound: float, norm: str = "linf") -> float:
+    """ℓ2 sensitivity of the mean ``Σ_i x_i / n``.
+
+    Replace-one moves the mean by ``(x − x')/n``: each coordinate by at most
+    ``2B/n`` under ``|x_j| ≤ B`` (ℓ2: ``2 sqrt(d) B/n``), and by ``2C/n`` under
+    ``‖x‖₂ ≤ C``; both attained by ``x' = −x`` at the bound.
+
+    Examples
+    --------
+    >>> mean_sensitivity(n=10, d=4, bound=1.0)
+    0.4
+    """
+    _check(n, bound, norm)
+    if d < 1:
+        raise ValueError(f"d must be >= 1, got {d}")
+    radius = math.sqrt(d) * bound if norm == "linf" else bound
+    return 2.0 * radius / n

@@ -1,4 +1,4 @@
-"""Maximum-entropy reconstruction of a covariance from noisy entries (SPEC §4).
+"""Maximum-entropy reconstruction of a covariance from noisy entries (README, *Reconstruction and its solvers*).
 
 One entry point, :func:`reconstruct`, in front of interchangeable solvers:
 
@@ -26,11 +26,13 @@ from __future__ import annotations
 
 import inspect
 import time
+import warnings
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
 from paceggm.reconstruction.blocks import solve_block, unchanged
 from paceggm.reconstruction.components import pattern_components
@@ -49,6 +51,7 @@ __all__ = [
     "Problem",
     "Reconstruction",
     "SolverSpec",
+    "check_solver_options",
     "pattern_components",
     "reconstruct",
     "register_solver",
@@ -99,6 +102,22 @@ def solver_defaults() -> dict[str, dict]:
         out[name] = {p.name: p.default if isinstance(p.default, (bool, int, float, str, type(None))) else repr(p.default)
                      for p in params if p.default is not inspect.Parameter.empty and p.name != "init"}
     return out
+
+
+def check_solver_options(solver: str, solver_options) -> None:
+    """Refuse options the solver does not take, naming the ones it does."""
+    if solver_options is None:
+        return
+    if not isinstance(solver_options, Mapping):
+        raise TypeError(
+            f"solver_options must be a dict of keyword options or None, got {type(solver_options).__name__}"
+        )
+    if solver not in SOLVERS:
+        raise ValueError(f"unknown solver {solver!r}; choose one of {sorted(SOLVERS)}")
+    valid = solver_defaults()[solver]
+    unknown = sorted(set(solver_options) - set(valid))
+    if unknown:
+        raise ValueError(f"solver {solver!r} has no option(s) {unknown}; its options are {sorted(valid)}")
 
 
 def _check_inputs(y, lam, solver: str) -> tuple[np.ndarray, np.ndarray]:
@@ -166,6 +185,7 @@ def reconstruct(
     True
     """
     y, lam = _check_inputs(y, lam, solver)
+    check_solver_options(solver, solver_options)
     spec = SOLVERS[solver]
     options = dict(solver_options or {})
     d = y.shape[0]
@@ -174,7 +194,7 @@ def reconstruct(
     cov = np.zeros((d, d))
     blocks: dict = {}
     mus: list[float] = []
-    n_solved = 0
+    n_solved = n_iter = 0
     t0 = time.perf_counter()
     for idx in comps:
         ix = np.ix_(idx, idx)
@@ -188,11 +208,15 @@ def reconstruct(
             init = _warm_start(idx, reusable) if spec.warm_start else None
             block = solve_block(y_b, lam_b, solve=spec.solve, init=init, options=options)
             n_solved += 1
+            n_iter += block["n_iter"]
         blocks[key] = block
         cov[ix] = block["W"]
         if block["mu"] is not None:
             mus.append(block["mu"])
     solve_time = time.perf_counter() - t0
+    converged = all(b.get("converged", True) for b in blocks.values())
+    if not converged:
+        warn_unconverged(solver, stacklevel=3)
     return Reconstruction(
         covariance=0.5 * (cov + cov.T),
         solver=solver,
@@ -201,6 +225,17 @@ def reconstruct(
         mu=max(mus) if mus else None,
         n_solved=n_solved,
         blocks=blocks,
+        n_iter=n_iter,
+        converged=converged,
+    )
+
+
+def warn_unconverged(solver: str, *, stacklevel: int = 2) -> None:
+    """The warning of a reconstruction with at least one block that did not converge."""
+    warnings.warn(
+        f"solver {solver!r} stopped before converging on at least one block (an iteration cap was hit, "
+        "or a continuation stage failed); raise its caps through solver_options",
+        ConvergenceWarning, stacklevel=stacklevel + 1,
     )
 
 

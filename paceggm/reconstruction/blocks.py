@@ -14,7 +14,8 @@ def solve_block(y_b: np.ndarray, lam_b: np.ndarray, *, solve: Callable, init, op
 
     Returns the block record :func:`paceggm.reconstruction.reconstruct` keeps:
     the block's measurements (to recognise it unchanged later), ``W`` in data
-    units, the solver's warm-start ``state``, the absolute ``mu`` and ``n_iter``.
+    units, the solver's warm-start ``state``, the absolute ``mu``, ``n_iter`` and
+    ``converged``.
     """
     scale, lam_unit = natural_units(y_b, lam_b)
     prob = make_problem(y_b, lam_b, scale=scale, lam_unit=lam_unit)
@@ -26,6 +27,7 @@ def solve_block(y_b: np.ndarray, lam_b: np.ndarray, *, solve: Callable, init, op
         "state": sol.state,
         "mu": None if sol.mu is None else sol.mu * prob.mu_unit,
         "n_iter": sol.n_iter,
+        "converged": sol.converged,
     }
 
 

@@ -49,6 +49,11 @@ class IncrementalReconstruction:
     ----------
     covariance : ndarray of shape (d, d)
         The current estimate, updated in place by :meth:`update`.
+    n_iter : int
+        Solver iterations of the last update.
+    converged : bool
+        Whether every current block converged; when not, :meth:`update` warns
+        as :func:`paceggm.reconstruction.reconstruct` does.
     last_block : dict or None
         The block record (see :func:`paceggm.reconstruction.blocks.solve_block`)
         of the last solve.
@@ -65,10 +70,11 @@ class IncrementalReconstruction:
 
     def __init__(self, y: np.ndarray, lam: np.ndarray, *, solver: str | None = None, use_components: bool = True,
                  solver_options: dict | None = None) -> None:
-        from paceggm.reconstruction import DEFAULT_SOLVER, SOLVERS, _check_inputs
+        from paceggm.reconstruction import DEFAULT_SOLVER, SOLVERS, _check_inputs, check_solver_options
 
         solver = DEFAULT_SOLVER if solver is None else solver
         _check_inputs(y, lam, solver)
+        check_solver_options(solver, solver_options)
         if not (isinstance(y, np.ndarray) and isinstance(lam, np.ndarray) and y.dtype == lam.dtype == float):
             raise TypeError("y and lam must be float arrays (they are held by reference and updated in place)")
         d = y.shape[0]
@@ -83,7 +89,10 @@ class IncrementalReconstruction:
         # off: then nothing is solved before the first off-diagonal entry.
         self.covariance = np.diag(np.maximum(np.diag(y), 0.0))
         self.solve_time = 0.0
+        self.n_iter = 0
+        self.converged = True
         self.last_block = None
+        self._unconverged: set[int] = set()  # labels of blocks that did not converge
         # A component is named by its label, the smallest index in it.
         if self.use_components:
             self._label = np.arange(d)
@@ -103,6 +112,7 @@ class IncrementalReconstruction:
         Returns ``self``; ``solve_time`` is then the seconds this update spent.
         """
         t0 = time.perf_counter()
+        self.n_iter = 0
         a, b = int(self._label[j]), int(self._label[k])
         parts = [a] if a == b else [a, b]
         idx = self._members[a] if a == b else np.union1d(self._members[a], self._members[b])
@@ -117,17 +127,27 @@ class IncrementalReconstruction:
             if not unchanged(block, y_b, lam_b):
                 init = self._warm_start(idx, parts) if self._spec.warm_start else None
                 block = solve_block(y_b, lam_b, solve=self._spec.solve, init=init, options=self._options)
+                self.n_iter = block["n_iter"]
             W = block["W"]
             self.covariance[ix] = 0.5 * (W + W.T)
         for p in parts:
             self._members.pop(p)
             self._blocks.pop(p, None)
+            self._unconverged.discard(p)
         self._members[head] = idx
         self._label[idx] = head
         if block is not None:
             self._blocks[head] = block
+            if not block.get("converged", True):
+                self._unconverged.add(head)
         self.last_block = block
+        # As for reconstruct(): every current block counts, reused ones as they were solved.
+        self.converged = not self._unconverged
         self.solve_time = time.perf_counter() - t0
+        if not self.converged:
+            from paceggm.reconstruction import warn_unconverged
+
+            warn_unconverged(self.solver, stacklevel=2)
         return self
 
     def _warm_start(self, idx: np.ndarray, parts: list[int]) -> list:
@@ -150,4 +170,6 @@ class IncrementalReconstruction:
             mu=max(mus) if mus else None,
             n_solved=int(self.last_block is not None),
             blocks={tuple(int(i) for i in self._members[h]): b for h, b in self._blocks.items()},
+            n_iter=self.n_iter,
+            converged=self.converged,
         )

@@ -1,4 +1,4 @@
-"""Newton on the sparse precision: the exact, fast max-entropy solver (SPEC §4).
+"""Newton on the sparse precision: the exact, fast max-entropy solver (the default).
 
 At the optimum of ``min_W L(W) − μ log det W`` the precision ``P = W⁻¹`` is zero
 off the pattern ``S`` and, with ``W = P⁻¹``,
@@ -297,7 +297,9 @@ def solve_newton(
     """
     pat, x, W, mu, n_iter = _solve(p, init, mu0=mu0, mu_min=mu_min, mu_factor=mu_factor, tol=tol,
                                    max_newton=max_newton, exact_limit=exact_limit)
-    return BlockSolution(W=W, state=NewtonState(pat.matrix(x), p.scale, mu), mu=mu, n_iter=n_iter)
+    # A stage that failed to converge ends the continuation early, above mu_min.
+    return BlockSolution(W=W, state=NewtonState(pat.matrix(x), p.scale, mu), mu=mu, n_iter=n_iter,
+                         converged=mu <= mu_min)
 
 
 def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol: float, max_newton: int,

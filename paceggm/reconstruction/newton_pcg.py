@@ -288,7 +288,8 @@ def solve_newton_pcg(
         pat, x, W, mu, n_iter = _solve(p, init, mu0=mu0, mu_min=mu_min, mu_factor=mu_factor, tol=tol,
                                        max_newton=max_newton, exact_limit=exact_limit,
                                        refine_start=_coordinate_start)
-        return BlockSolution(W=W, state=PCGNewtonState(pat.matrix(x), p.scale, mu), mu=mu, n_iter=n_iter)
+        return BlockSolution(W=W, state=PCGNewtonState(pat.matrix(x), p.scale, mu), mu=mu, n_iter=n_iter,
+                             converged=mu <= mu_min)
     holder = {}
 
     def direction(pat, x, W, mu):
@@ -308,4 +309,5 @@ def solve_newton_pcg(
         factor = _hessian_factor(pat, W, mu)
         if factor is not None:
             hessian = (factor[0], factor[1], pat.r, pat.c)
-    return BlockSolution(W=W, state=PCGNewtonState(pat.matrix(x), p.scale, mu, hessian), mu=mu, n_iter=n_iter)
+    return BlockSolution(W=W, state=PCGNewtonState(pat.matrix(x), p.scale, mu, hessian), mu=mu, n_iter=n_iter,
+                         converged=mu <= mu_min)

@@ -15,13 +15,16 @@ class BlockSolution:
     ``W`` is the estimate; ``state`` whatever the solver can warm-start from
     (its iterate); ``mu`` the final barrier parameter in normalised units
     (0 when the μ → 0 limit was reached exactly, None for solvers without a
-    barrier).
+    barrier); ``n_iter`` the iterations spent; ``converged`` False when the
+    solver stopped at an iteration cap (or, for continuation solvers, before
+    its last stage) rather than at its tolerance.
     """
 
     W: np.ndarray
     state: Any = None
     mu: float | None = None
     n_iter: int = 0
+    converged: bool = True
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,10 @@ class Reconstruction:
         (``μ' · s²λ̄``); None for solvers without a barrier.
     n_solved : int
         Blocks actually solved (others were reused unchanged from ``previous``).
+    n_iter : int
+        Solver iterations of the blocks solved in this call.
+    converged : bool
+        Whether every block converged (reused blocks count as they did when solved).
     """
 
     covariance: np.ndarray
@@ -51,3 +58,5 @@ class Reconstruction:
     mu: float | None
     n_solved: int
     blocks: dict = field(default_factory=dict, repr=False)
+    n_iter: int = 0
+    converged: bool = True

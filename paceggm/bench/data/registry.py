@@ -13,24 +13,27 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
+from ..config import checkout_root, find_conf_dir
+
 CONF_ENV = "PACEGGM_CONF_DIR"
 DATA_DIR_ENV = "PACEGGM_DATA_DIR"
 
 
 def repo_root() -> Path:
-    """The repository root: the folder holding ``conf/`` next to the ``paceggm`` package."""
-    return Path(__file__).resolve().parents[3]
+    """Base of the relative paths in ``conf/paths``: the clone, else (installed package) the working directory."""
+    root = checkout_root()
+    return root if root is not None else Path.cwd()
 
 
 def conf_dir() -> Path:
-    """``$PACEGGM_CONF_DIR`` if set, else ``<repo>/conf``; an error if it has no ``dataset/`` group."""
+    """The configuration folder (:func:`paceggm.bench.config.find_conf_dir`); an error if it has no ``dataset/``."""
     env = os.environ.get(CONF_ENV)
-    path = Path(env).expanduser() if env else repo_root() / "conf"
+    path = find_conf_dir()
     if not (path / "dataset").is_dir():
         hint = f" (from ${CONF_ENV})" if env else ""
         raise FileNotFoundError(
-            f"no data-set registry at {path / 'dataset'}{hint}; run from a clone of the repository "
-            f"(editable install) or point ${CONF_ENV} at its conf/ folder"
+            f"no data-set registry at {path / 'dataset'}{hint}; reinstall paceggm (its wheel ships conf/) "
+            f"or point ${CONF_ENV} at a conf/ folder"
         )
     return path
 
@@ -55,12 +58,7 @@ def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path:
     return _from_root(str(_paths_config().get("data_dir", "datasets/raw"))).resolve()
 
 
-def cache_dir() -> Path:
-    """Where OpenML downloads are kept (``conf/paths`` ``cache_dir``, default ``<repo>/datasets/cache``)."""
-    return _from_root(str(_paths_config().get("cache_dir", "datasets/cache")))
-
-
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _registry(root: str) -> dict[str, DictConfig]:
     entries = {}
     for path in sorted(Path(root, "dataset").glob("*.yaml")):
@@ -75,8 +73,17 @@ def _registry(root: str) -> dict[str, DictConfig]:
 
 
 def list_datasets() -> list[str]:
-    """Names of every registered data set, sorted (the 14 of SPEC §6 and ``breast_cancer_sklearn``)."""
+    """Names of every registered data set, sorted (:func:`paper_datasets` and ``breast_cancer_sklearn``)."""
     return sorted(_registry(str(conf_dir())))
+
+
+def paper_datasets() -> list[str]:
+    """The fourteen data sets of the publication, in its order (by d).
+
+    The one list of them is ``paper_datasets`` in ``conf/config.yaml``, which the
+    recipes interpolate; everything in Python reads it from there.
+    """
+    return list(OmegaConf.load(conf_dir() / "config.yaml").paper_datasets)
 
 
 def get_config(name: str) -> DictConfig:

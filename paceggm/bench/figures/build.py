@@ -1,4 +1,4 @@
-"""Build every figure and table of SPEC §8 that the results store has data for.
+"""Build every figure and table of the publication's experiments that the results store has data for.
 
 Each artifact names the experiments it can be read from (``FiguresConfig.sources``,
 dedicated experiment first, ``quick`` last) and the rows it needs (methods and
@@ -9,19 +9,27 @@ cell of an artifact's grid without an ok trial is recorded for the report.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from paceggm.bench.methods import METHODS
+
 from . import claims, plots, style, tables
 from .config import FiguresConfig
-from .results import (CellProblem, cell_problems, datasets_by_d, dims, load_results,
-                      pick_preprocessing, select_variants, variant_label)
+from .results import (
+    CellProblem,
+    cell_problems,
+    datasets_by_d,
+    dims,
+    load_results,
+    pick_preprocessing,
+    select_variants,
+    variant_label,
+)
 
-#: Methods whose result is a regression MSE rather than a covariance.
-REGRESSION_METHODS = ("adassp", "paceggm_regression")
 ERRORS = ["mahalanobis", "frobenius"]
 
 
@@ -42,6 +50,7 @@ class Artifact:
     other_preprocessings: list[str] = field(default_factory=list)  # present in the source, not shown
     absent: list[str] = field(default_factory=list)  # configured data sets without any row
     markdown: list[str] = field(default_factory=list)  # table bodies for the report
+    guarantee: str = ""  # whether the privacy guarantee holds in the cells shown (a caption line)
 
 
 @dataclass
@@ -59,9 +68,10 @@ class BuildLog:
 
 
 def _is_regression(df: pd.DataFrame) -> pd.Series:
-    """Rows of regression methods: known ones, and any method with a finite MSE somewhere."""
+    """Rows of regression methods: registered ones, and any method with a finite MSE somewhere."""
     has_mse = df.groupby("method")["mse"].transform(lambda s: np.isfinite(s).any())
-    return df["method"].isin(REGRESSION_METHODS) | has_mse.astype(bool)
+    registered = [k for k, spec in METHODS.items() if spec.task == "regression"]
+    return df["method"].isin(registered) | has_mse.astype(bool)
 
 
 def _covariance_rows(df):
@@ -80,7 +90,7 @@ def _hp_styles(rows: pd.DataFrame) -> dict[str, style.MethodStyle]:
     """(α, β) variants styled by their grid position (the default pair included)."""
     styles = {v: style.variant_style(v) for v in rows["variant"].unique()}
     for v, g in rows[rows["method"] == "paceggm"].groupby("variant"):
-        a, b = g["alpha"].dropna(), g["beta"].dropna()
+        a, b = g["p_alpha"].dropna(), g["p_beta"].dropna()
         styles[v] = style.hyperparameter_style(
             float(a.iloc[0]) if len(a) else style.PACEGGM_DEFAULTS["alpha"],
             float(b.iloc[0]) if len(b) else style.PACEGGM_DEFAULTS["beta"])
@@ -126,6 +136,20 @@ def _problems(df, datasets, variants, rhos, metrics) -> list[CellProblem]:
     return out
 
 
+def guarantee_note(rows) -> str:
+    """One caption line: does the privacy guarantee hold in the rows an artifact shows?"""
+    if not len(rows) or "guarantee_holds" not in rows.columns:
+        return ""
+    void = int(rows["guarantee_holds"].eq(False).fillna(False).sum())
+    if void == 0:
+        return "Privacy: the guarantee holds in every cell shown (the data respect the declared bound)."
+    if void == len(rows):
+        return ("Privacy: the guarantee does not hold in these cells: as in the publication, the data exceed "
+                "the declared bound the noise is calibrated to (bound check waived); the strict preprocessing "
+                "is the setting where it holds.")
+    return f"Privacy: the guarantee does not hold in {void} of the {len(rows)} trials shown (bound check waived)."
+
+
 def _trials(df) -> int | None:
     if not len(df):
         return None
@@ -163,6 +187,7 @@ def _figure(log, config, tables_, *, name, title, description, artifact, select,
     art.source, art.preprocessing, art.trials = exp, prep, _trials(rows)
     art.other_preprocessings = rows.attrs.get("other_preprocessings", [])
     art.problems = _problems(rows, datasets, grid_variants, rhos, metrics)
+    art.guarantee = guarantee_note(rows)
     return art, rows
 
 
@@ -173,8 +198,11 @@ def _tables(log, config, tables_, *, name, title, description, artifact, select,
     if exp is None:
         art.skipped = _skip_reason(config, artifact, tables_)
         return art
+    art.guarantee = guarantee_note(rows)
     for t in make(rows):
-        art.files += tables.write_table(t, log.out / "tables")
+        # The table files carry the note in their caption; the report shows it once per artifact.
+        captioned = replace(t, caption=f"{t.caption} {art.guarantee}".strip())
+        art.files += tables.write_table(captioned, log.out / "tables")
         art.markdown.append(f"*{t.caption}*\n\n" + tables.to_markdown(t))
     art.source, art.preprocessing, art.trials = exp, prep, _trials(rows)
     art.other_preprocessings = rows.attrs.get("other_preprocessings", [])
@@ -183,16 +211,22 @@ def _tables(log, config, tables_, *, name, title, description, artifact, select,
     return art
 
 
-def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = None) -> BuildLog:
+def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = None, *,
+              experiments=None) -> BuildLog:
     """Build every artifact it can from ``runs/*/results.parquet`` into ``out``.
 
-    Returns the :class:`BuildLog`; :func:`report.write_report` turns it into
-    ``out/REPORT.md``.
+    ``experiments`` restricts the tables read (e.g. ``["quick"]`` draws a
+    reduced recipe alone). An artifact without results is skipped and its
+    existing files in ``out`` are left alone. Returns the :class:`BuildLog`;
+    :func:`report.write_report` turns it into ``out/REPORT.md``.
     """
     config = config or FiguresConfig()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     tables_, unreadable = load_results(runs)
+    if experiments is not None:
+        tables_ = {k: v for k, v in tables_.items() if k in experiments}
+        unreadable = {k: v for k, v in unreadable.items() if k in experiments}
     log = BuildLog(out=out, unreadable=unreadable,
                    experiments={k: (len(v), int((v["status"] == "ok").sum())) for k, v in tables_.items()})
     spread = plots.spread_caption(config.spread)
@@ -313,7 +347,7 @@ def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = 
 
     ds_md = out / "tables" / "datasets.md"
     art = Artifact("datasets", "table", "Data sets",
-                   "The data sets with n, d and the statistics of SPEC §6, as computed by the "
+                   "The data sets with n, d and their statistics (e_off, effective rank, correlations), as computed by the "
                    "data stage next to the publication's values.")
     if ds_md.is_file():
         art.files = [p for p in (ds_md, ds_md.with_suffix(".tex")) if p.is_file()]

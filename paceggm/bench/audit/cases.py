@@ -1,0 +1,192 @@
+"""The audited mechanisms, each on a worst-case pair of neighbouring data sets.
+
+Every case runs the project's own code — :mod:`paceggm.privacy`'s mechanisms
+with the sensitivities the estimators use, a whole :func:`paceggm.pace_ggm`
+fit, :class:`paceggm.baselines.AdaptiveCov` — on two data sets ``D`` and
+``D'`` of the same size that differ in one record (replace-one, the
+neighbouring relation of every guarantee here), chosen so that the audited
+release moves as far as its sensitivity allows. The broken controls are the
+same mechanisms with a deliberate calibration bug; an audit that cannot catch
+them is not worth its table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from paceggm import pace_ggm
+from paceggm.baselines import AdaptiveCov
+from paceggm.privacy import (
+    entry_sensitivity,
+    exponential_mechanism,
+    exponential_mechanism_epsilon,
+    gaussian_mechanism,
+    gaussian_sigma,
+)
+
+from ..seeds import derive_seed
+
+__all__ = ["AuditCase", "CASES", "draw"]
+
+
+@dataclass(frozen=True)
+class AuditCase:
+    """One mechanism on one pair of neighbouring inputs.
+
+    Attributes
+    ----------
+    name : str
+        Stable identifier (also part of every draw's seed).
+    mechanism, neighbours, statistic : str
+        What runs, on which ``D`` / ``D'``, and what the test reads of its output.
+    rho : float
+        The zCDP cost the code claims for what the statistic reads.
+    epsilon : float or None
+        The pure-DP ε it claims, for pure-DP mechanisms.
+    broken : bool
+        A deliberately miscalibrated control: the audit must find its bound above the claim.
+    run : callable
+        ``run(inputs, rng) -> float``: one release's statistic; ``inputs`` is ``D`` or ``D'``.
+    inputs : tuple
+        ``(D, D')``.
+    draws : int
+        Draws per data set in the full audit (fewer for whole estimator fits, which cost more).
+    """
+
+    name: str
+    mechanism: str
+    neighbours: str
+    statistic: str
+    rho: float
+    epsilon: float | None
+    broken: bool
+    run: Callable
+    inputs: tuple
+    draws: int = 100_000
+
+    @property
+    def metric(self) -> str:
+        """The bound to maximise: ε for pure-DP claims (the sharper test), else ρ."""
+        return "epsilon" if self.epsilon is not None else "rho"
+
+
+def draw(case: AuditCase, side: int, n_draws: int, *, base_seed: int = 0) -> np.ndarray:
+    """``n_draws`` independent runs of ``case`` on ``D`` (side 0) or ``D'`` (side 1).
+
+    Draw ``i`` is seeded by ``(base_seed, case, side, i)`` alone, so a sample is
+    the same whatever else runs and a smaller sample is a prefix of a larger one.
+    """
+    inputs = case.inputs[side]
+    out = np.empty(n_draws)
+    for i in range(n_draws):
+        rng = np.random.default_rng(derive_seed("audit", int(base_seed), case.name, int(side), i))
+        out[i] = case.run(inputs, rng)
+    return out
+
+
+# --- the Gaussian mechanism on one entry of Σ(X) = XᵀX/n, as PACE-GGM measures it --------------
+
+_N_ENTRY, _BOUND = 10, 1.0
+_DELTA = entry_sensitivity(n=_N_ENTRY, bound=_BOUND)
+
+
+def _one_record_apart(first: tuple[float, float], first_prime: tuple[float, float], n: int):
+    """``D`` and ``D'``: ``n`` rows of two coordinates, all zero but the first, which differs."""
+    D, D_prime = np.zeros((n, 2)), np.zeros((n, 2))
+    D[0], D_prime[0] = first, first_prime
+    return D, D_prime
+
+
+def _entry(X) -> float:
+    return float(X[:, 0] @ X[:, 1] / X.shape[0])
+
+
+_GAUSS_RHO = 0.5
+
+
+def _gaussian(X, rng) -> float:
+    return gaussian_mechanism(_entry(X), rho=_GAUSS_RHO, sensitivity=_DELTA, rng=rng)[0]
+
+
+def _gaussian_half_noise(X, rng) -> float:
+    # The bug: half the standard deviation the budget calls for (true cost 4ρ).
+    return _entry(X) + rng.normal(0.0, gaussian_sigma(rho=_GAUSS_RHO, sensitivity=_DELTA) / 2.0)
+
+
+# --- the exponential mechanism on scores of sensitivity Δ ----------------------------------------
+
+_EM_RHO, _EM_CANDIDATES = 0.125, 20  # ε = sqrt(8ρ) = 1
+# One record moves every score by up to Δ: the first one up, all others down, is the worst case.
+_SCORES = np.zeros(_EM_CANDIDATES)
+_SCORES_PRIME = np.r_[_DELTA, np.full(_EM_CANDIDATES - 1, -_DELTA)]
+
+
+def _exponential(scores, rng) -> float:
+    return float(exponential_mechanism(scores, rho=_EM_RHO, sensitivity=_DELTA, rng=rng))
+
+
+def _exponential_half_sensitivity(scores, rng) -> float:
+    # The bug: the scores' sensitivity halved (ε/Δ where ε/(2Δ) is due; true ε doubles).
+    return float(exponential_mechanism(scores, rho=_EM_RHO, sensitivity=_DELTA / 2.0, rng=rng))
+
+
+# --- one whole PACE-GGM fit ----------------------------------------------------------------------
+
+_FIT_N, _FIT_RHO = 100, 1.0
+
+
+def _balanced_signs(n: int, flipped: int) -> np.ndarray:
+    """Rows ``(1, ±1)``: half with each sign, then ``flipped`` of the minus rows made plus."""
+    X = np.ones((n, 2))
+    X[n // 2 + flipped:, 1] = -1.0
+    return X
+
+
+def _pace_ggm_fit(X, rng) -> float:
+    return float(pace_ggm(X, rho=_FIT_RHO, bound=_BOUND, random_state=rng).covariance[1, 0])
+
+
+# --- AdaptiveCov's choice of clipping radius -----------------------------------------------------
+
+# A large budget: the sparse vector's noise then leaves the shift of its queries visible.
+_ADAPTIVE_N, _ADAPTIVE_RHO = 50, 128.0
+
+
+def _adaptive_level(X, rng) -> float:
+    return float(AdaptiveCov(rho=_ADAPTIVE_RHO, bound=_BOUND, random_state=rng).fit(X).level_index_)
+
+
+def _adaptive_inputs():
+    D = np.zeros((_ADAPTIVE_N, 2))
+    D_prime = D.copy()
+    D_prime[0] = _BOUND  # a row at the largest norm, sqrt(d)·B, where D has the smallest
+    return D, D_prime
+
+
+_ENTRY_NEIGHBOURS = f"n={_N_ENTRY}, d=2, B=1: one row (1, -1) vs (1, 1), the rest 0 (entry moves by 2B²/n)"
+_EM_NEIGHBOURS = f"{_EM_CANDIDATES} scores: all 0 vs (Δ, -Δ, …, -Δ), Δ = 2B²/n = {_DELTA:g}"
+
+CASES: tuple[AuditCase, ...] = (
+    AuditCase("gaussian", "Gaussian mechanism on one entry of XᵀX/n", _ENTRY_NEIGHBOURS, "released value",
+              _GAUSS_RHO, None, False, _gaussian, _one_record_apart((1.0, -1.0), (1.0, 1.0), _N_ENTRY)),
+    AuditCase("exponential", "exponential mechanism (selection)", _EM_NEIGHBOURS, "selected index",
+              _EM_RHO, exponential_mechanism_epsilon(_EM_RHO), False, _exponential,
+              (_SCORES, _SCORES_PRIME)),
+    AuditCase("pace_ggm", "PACE-GGM fit (α=0.3, β=0.5, Newton)",
+              f"n={_FIT_N}, d=2, B=1: rows (1, ±1) half each vs one (1, -1) made (1, 1)",
+              "estimated covariance[1, 0]", _FIT_RHO, None, False, _pace_ggm_fit,
+              (_balanced_signs(_FIT_N, 0), _balanced_signs(_FIT_N, 1)), draws=20_000),
+    AuditCase("adaptivecov_threshold", "AdaptiveCov: noisy trace + sparse vector over radii",
+              f"n={_ADAPTIVE_N}, d=2, B=1: all rows 0 vs one row (1, 1)", "chosen level index",
+              # the index is post-processing of the trace (ρ/8) and the sparse vector (ρ/8)
+              _ADAPTIVE_RHO / 4, None, False, _adaptive_level, _adaptive_inputs(), draws=50_000),
+    AuditCase("gaussian_half_noise", "BROKEN: Gaussian mechanism with half the noise", _ENTRY_NEIGHBOURS,
+              "released value", _GAUSS_RHO, None, True, _gaussian_half_noise,
+              _one_record_apart((1.0, -1.0), (1.0, 1.0), _N_ENTRY)),
+    AuditCase("exponential_half_sensitivity", "BROKEN: exponential mechanism with half the sensitivity",
+              _EM_NEIGHBOURS, "selected index", _EM_RHO, exponential_mechanism_epsilon(_EM_RHO), True,
+              _exponential_half_sensitivity, (_SCORES, _SCORES_PRIME)),
+)

@@ -1,0 +1,33 @@
+"""Warnings and errors of the project, so users can filter or escalate them by class.
+
+``ConvergenceWarning`` is scikit-learn's, re-exported: a capped solver is the
+same event for a user whatever library raised it.
+"""
+
+from __future__ import annotations
+
+from sklearn.exceptions import ConvergenceWarning
+
+__all__ = ["BudgetExceededError", "ConvergenceWarning", "PrivacyBudgetWarning", "PrivacyLeakWarning"]
+
+
+class BudgetExceededError(RuntimeError):
+    """A charge would take the total spent above the budget; nothing was spent."""
+
+
+class PrivacyLeakWarning(UserWarning):
+    """The stated privacy guarantee is void or weaker than the budget says.
+
+    Raised, for example, when ``bound_check="waive"`` lets data outside the
+    declared bound reach a mechanism calibrated to that bound. Turn it into an
+    error with ``warnings.simplefilter("error", PrivacyLeakWarning)``.
+    """
+
+
+class PrivacyBudgetWarning(UserWarning):
+    """Budget is being spent in a way the estimator cannot account for on its own.
+
+    Raised when an estimator without an accountant is fitted again: the second
+    fit spends its budget again, and only the caller knows whether the two fits
+    saw the same people.
+    """

@@ -1,0 +1,120 @@
+"""Packaging: one `paceggm` namespace, configurations shipped, a wheel that works outside the clone."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from paceggm.bench import config
+
+tomllib = pytest.importorskip("tomllib")
+
+ROOT = Path(__file__).resolve().parents[1]
+# Source folders and the package each one installs as.
+MAPPED = {"paceggm": "paceggm", "baselines": "paceggm.baselines", "conf": "paceggm.bench.conf"}
+
+
+def _pyproject() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def _packages_on_disk() -> set[str]:
+    found = set()
+    for folder, package in MAPPED.items():
+        base = ROOT / folder
+        for path in [base, *sorted(p for p in base.rglob("*") if p.is_dir())]:
+            if path.name == "__pycache__" or not (any(path.glob("*.py")) or any(path.glob("*.yaml"))):
+                continue
+            found.add(".".join([package, *path.relative_to(base).parts]))
+    return found
+
+
+def test_every_source_folder_is_a_listed_package():
+    setuptools = _pyproject()["tool"]["setuptools"]
+    assert set(setuptools["packages"]) == _packages_on_disk()
+    mapped = {k: v for v, k in MAPPED.items() if k != v}
+    assert setuptools["package-dir"] == mapped
+
+
+def test_baselines_are_importable_under_the_paceggm_namespace():
+    import paceggm.baselines
+    from paceggm.bench.methods import METHODS, resolve
+
+    assert Path(paceggm.baselines.__file__).parent == ROOT / "baselines"
+    for spec in METHODS.values():
+        assert spec.target.startswith("paceggm"), spec
+        assert resolve(spec).__module__.startswith("paceggm"), spec
+
+
+def test_conf_dir_is_the_clone_s_then_the_installed_copy(monkeypatch, tmp_path):
+    monkeypatch.delenv("PACEGGM_CONF_DIR", raising=False)
+    assert config.checkout_root() == ROOT
+    assert config.find_conf_dir() == ROOT / "conf"
+    monkeypatch.setenv("PACEGGM_CONF_DIR", str(tmp_path))
+    assert config.find_conf_dir() == tmp_path
+    monkeypatch.delenv("PACEGGM_CONF_DIR")
+    # Installed (no clone around the package): the copy shipped inside paceggm.bench.
+    monkeypatch.setattr(config, "REPO_ROOT", tmp_path)
+    assert config.checkout_root() is None
+    assert config.find_conf_dir() == Path(config.__file__).resolve().parent / "conf"
+    assert config._git_commit() == "unknown"
+
+
+def _run(cmd, cwd, **kw):
+    out = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=600, **kw)
+    assert out.returncode == 0, f"{cmd}\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}"
+    return out
+
+
+@pytest.mark.slow
+def test_wheel_in_a_fresh_venv_runs_the_demo_outside_the_clone(tmp_path):
+    # Build from a copy of the files a release holds, so no build/ folder lands in the clone.
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(ROOT / name, src / name)
+    for folder in MAPPED:
+        shutil.copytree(ROOT / folder, src / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path / "dist"), str(src)],
+         cwd=tmp_path)
+    (wheel,) = (tmp_path / "dist").glob("paceggm-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {n.split("/")[0] for n in names}
+    assert tops == {"paceggm", wheel.name.split("-py")[0] + ".dist-info"}, tops  # no top-level baselines
+    shipped = {n.removeprefix("paceggm/bench/conf/") for n in names if n.startswith("paceggm/bench/conf/")}
+    assert shipped == {str(p.relative_to(ROOT / "conf")) for p in (ROOT / "conf").rglob("*.yaml")}
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+
+    # A real fresh environment: no system site-packages, nothing from the clone.
+    venv = tmp_path / "venv"
+    _run([sys.executable, "-m", "venv", str(venv)], cwd=tmp_path)
+    py, bench = venv / "bin" / "python", venv / "bin" / "paceggm-bench"
+    _run([str(py), "-m", "pip", "install", "-q", "--no-compile", "--disable-pip-version-check", f"{wheel}[bench]"],
+         cwd=tmp_path)
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PACEGGM_CONF_DIR")}
+    env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    probe = _run([str(py), "-c", "import paceggm, paceggm.baselines, paceggm.bench.config as c, importlib.util;"
+                  "print(paceggm.__file__, c.find_conf_dir(), importlib.util.find_spec('baselines'))"],
+                 cwd=work, env=env).stdout.split()
+    assert str(venv) in probe[0] and str(venv) in probe[1] and probe[2] == "None"
+
+    runs = work / "runs"
+    _run([str(bench), "run", "experiment=demo", f"runs_dir={runs}", "backend.n_jobs=1"], cwd=work, env=env)
+    summary = _run([str(bench), "summary", "experiment=demo", f"runs_dir={runs}"], cwd=work, env=env)
+    assert "paceggm" in summary.stdout
+    _run([str(py), "-m", "paceggm.bench.figures", "--runs", str(runs), "--out", str(work / "figures"),
+          "--main-datasets", "breast_cancer_sklearn", "--main-methods", "paceggm,ssp,diagonal",
+          "--preprocessing", "strict"], cwd=work, env=env)
+    assert (work / "figures" / "main_comparison.png").is_file()
+    manifest = json.loads((runs / "demo" / "manifest.json").read_text())
+    assert manifest["runs"][-1]["git_commit"] == "unknown"  # not the commit of a repository around the venv
+    assert not (ROOT / "build").exists()
