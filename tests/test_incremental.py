@@ -10,7 +10,7 @@ from paceggm.measurement import MeasuredEntries, Measurement
 from paceggm.reconstruction import NewtonState, reconstruct
 from paceggm.reconstruction.incremental import IncrementalReconstruction
 from paceggm.reconstruction.newton import solve_newton
-from paceggm.reconstruction.problem import make_problem, natural_units
+from paceggm.reconstruction.problem import make_problem
 
 
 def _entries(d: int, n: int, rng: np.random.Generator):

@@ -7,9 +7,9 @@ import pytest
 
 from paceggm import SOLVERS, pace_ggm
 from paceggm.bench import scale_benchmark as sc
+from paceggm.reconstruction import newton_pcg
 from paceggm.reconstruction.chordal import chordal_maxdet_completion
 from paceggm.reconstruction.newton import _newton_direction, _Pattern, solve_newton
-from paceggm.reconstruction import newton_pcg
 from paceggm.reconstruction.newton_pcg import PCGNewtonState, _best_entry, _PCGDirection, solve_newton_pcg
 from paceggm.reconstruction.problem import make_problem
 

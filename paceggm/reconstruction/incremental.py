@@ -106,7 +106,7 @@ class IncrementalReconstruction:
         """Sorted indices of the component holding ``j``."""
         return self._members[int(self._label[j])]
 
-    def update(self, j: int, k: int) -> "IncrementalReconstruction":
+    def update(self, j: int, k: int) -> IncrementalReconstruction:
         """Bring the estimate up to date after entry ``(j, k)`` of ``(y, λ)`` changed.
 
         Returns ``self``; ``solve_time`` is then the seconds this update spent.

@@ -39,8 +39,8 @@ from scipy.sparse import csr_matrix
 from paceggm.reconstruction.newton import (
     DEFAULTS,
     NewtonState,
-    _factor,
     _decrement,
+    _factor,
     _gradient,
     _hessian_factor,
     _Pattern,
