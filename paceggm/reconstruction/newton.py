@@ -303,13 +303,16 @@ def solve_newton(
 
 
 def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol: float, max_newton: int,
-           exact_limit: bool, warm_direction=_newton_direction, refine_start=None):
+           exact_limit: bool, warm_direction=_newton_direction, refine_start=None, skip_to_limit: bool = False):
     """The stages of :func:`solve_newton`: ``(pattern, x, W, mu, n_iter)``.
 
     ``warm_direction`` computes the Newton steps of the stages that start from a
     warm start (and of the final exact stage after them); the cold continuation
     always factors the Hessian. ``refine_start(pattern, P0, mu)``, if given,
-    improves a warm start ``P0`` for the stage at ``mu`` it will start.
+    improves a warm start ``P0`` for the stage at ``mu`` it will start. With
+    ``skip_to_limit``, a warm start from exact earlier answers tries the μ = 0
+    limit before the μ_min stage (:func:`solve_newton` keeps the published path,
+    so that its answers stay bit for bit those of the committed results).
     """
     mus = mu_schedule(mu0, mu_min, mu_factor)
     pat = _Pattern(p)
@@ -318,11 +321,11 @@ def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol
 
     P0, exact_start = _assemble_warm_start(p, init, mus[-1])
     if P0 is not None and refine_start is not None:
-        P0 = refine_start(pat, P0, 0.0 if exact_limit and exact_start else mus[-1])
+        P0 = refine_start(pat, P0, 0.0 if exact_limit and exact_start and skip_to_limit else mus[-1])
     if P0 is not None:
         x = pat.entries(P0)
         L = _factor(P0)
-        if L is not None and exact_limit and exact_start:
+        if L is not None and exact_limit and exact_start and skip_to_limit:
             # The earlier answers are exact μ = 0 limits, usually close to the new
             # one: try the limit directly, skipping the μ_min stage. The exact stage
             # accepts only quadratic convergence to ``tol``, so a miss costs one

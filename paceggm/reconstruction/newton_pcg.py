@@ -287,7 +287,7 @@ def solve_newton_pcg(
         # Small enough that factoring the Hessian is cheaper than CG.
         pat, x, W, mu, n_iter = _solve(p, init, mu0=mu0, mu_min=mu_min, mu_factor=mu_factor, tol=tol,
                                        max_newton=max_newton, exact_limit=exact_limit,
-                                       refine_start=_coordinate_start)
+                                       refine_start=_coordinate_start, skip_to_limit=True)
         return BlockSolution(W=W, state=PCGNewtonState(pat.matrix(x), p.scale, mu), mu=mu, n_iter=n_iter,
                              converged=mu <= mu_min)
     holder = {}
@@ -299,7 +299,7 @@ def solve_newton_pcg(
 
     pat, x, W, mu, n_iter = _solve(p, init, mu0=mu0, mu_min=mu_min, mu_factor=mu_factor, tol=tol,
                                    max_newton=max_newton, exact_limit=exact_limit, warm_direction=direction,
-                                   refine_start=_coordinate_start)
+                                   refine_start=_coordinate_start, skip_to_limit=True)
     hessian = None
     if "dir" in holder:
         hessian = holder["dir"].state_hessian()
