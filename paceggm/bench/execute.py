@@ -124,6 +124,9 @@ def _base_row(cell: Cell, experiment: str) -> dict:
         "solve_time": math.nan,
         "guarantee_holds": None,
         "converged": None,
+        "n_solves": None,
+        "n_capped_solves": None,
+        "max_solve_iter": None,
         "params": canonical_json(params),
     }
 
@@ -190,8 +193,12 @@ def _fit_and_measure(cell: Cell, data: CellData, row: dict, test_fraction: float
         raise RuntimeError(f"privacy budget overspent: rho_spent={spent!r} > rho={cell.rho!r}")
     rounds = getattr(_inner(est), "n_rounds_", None)
     converged = getattr(_inner(est), "converged_", None)
+    solves = {col: getattr(_inner(est), attr, None)
+              for col, attr in (("n_solves", "n_solves_"), ("n_capped_solves", "n_capped_"),
+                                ("max_solve_iter", "max_iter_"))}
     row.update(
         converged=bool(converged) if converged is not None else None,
+        **{col: int(v) if v is not None else None for col, v in solves.items()},
         rho_spent=spent,
         n_measured_diag=diag,
         n_measured_offdiag=off,

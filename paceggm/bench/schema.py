@@ -33,11 +33,14 @@ table. Columns, in order:
 | solve_time | float or NaN | seconds in the reconstruction solver |
 | guarantee_holds | bool | whether the cell's privacy guarantee holds: False when the bound was waived (``bound_check="waive"``, the published preprocessing), so the data may exceed the bound the noise was calibrated to |
 | converged | bool or NA | PACE-GGM: whether the reconstruction solver converged in every round (no iteration cap hit); NA for other methods |
+| n_solves | int or NA | PACE-GGM: block solves over all rounds (blocks whose measurements did not change are reused, not solved) |
+| n_capped_solves | int or NA | PACE-GGM: of those, how many stopped at an iteration cap (where the solver's answer is not its converged one) |
+| max_solve_iter | int or NA | PACE-GGM: most iterations one block solve took |
 
 Tables written before these two columns existed are read with ``guarantee_holds``
 derived from the preprocessing under the default bound policy (``"auto"``: waived
 for ``paper``, enforced for ``strict``; see :func:`paceggm.bench.execute.bound_policy`)
-and ``converged`` unknown (NA).
+and ``converged`` and the three solve counts unknown (NA).
 
 The stored table has one more column, ``params``: the cell's constructor
 parameters as canonical JSON, for grouping by anything the named columns do
@@ -49,6 +52,7 @@ RESULT_COLUMNS = (
     "solver", "use_components", "alpha", "beta", "rho", "trial", "seed", "status", "error",
     "mahalanobis", "frobenius", "mse", "n_measured_diag", "n_measured_offdiag", "n_rounds",
     "rho_spent", "wall_time", "solve_time", "guarantee_holds", "converged",
+    "n_solves", "n_capped_solves", "max_solve_iter",
 )
 
 
