@@ -331,8 +331,6 @@ def test_solver_ratio_tables_are_filled_with_newton_as_the_reference(dedicated):
 
 
 def test_runtime_table_and_components_figure_carry_ipm_beside_newton(tmp_path):
-    from paceggm.bench.figures.synthetic import write_synthetic_store
-
     write_synthetic_store(tmp_path / "runs", experiments=("runtime", "components"))
     log = build_all(tmp_path / "runs", tmp_path / "out", FiguresConfig(formats=("png",)))
     runtime = (tmp_path / "out" / "tables" / "runtime.md").read_text(encoding="utf-8")
