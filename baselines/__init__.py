@@ -1,4 +1,4 @@
-"""Comparison methods of SPEC §5, on :mod:`paceggm`'s privacy primitives.
+"""The publication's comparison methods (README, *Baselines*), on :mod:`paceggm`'s privacy primitives.
 
 Covariance estimators share :class:`paceggm.base.PrivateCovarianceEstimator`'s
 interface (``fit(X)`` → ``covariance_``, ``rho_spent_``, ``ledger_``):
@@ -18,20 +18,7 @@ from .dong_liang_yi import AdaptiveCov, GaussCov, SeparateCov
 from .regression import AdaSSP, PACEGGMRegression
 from .ssp import SSP, SSPProjected, SSPTight
 
-COVARIANCE_BASELINES = {
-    "ssp": SSP,
-    "ssp_projected": SSPProjected,
-    "ssp_tight": SSPTight,
-    "diagonal": DiagonalOnly,
-    "gausscov": GaussCov,
-    "separatecov": SeparateCov,
-    "adaptivecov": AdaptiveCov,
-}
-REGRESSION_METHODS = {"adassp": AdaSSP, "pace_ggm_regression": PACEGGMRegression}
-
 __all__ = [
-    "COVARIANCE_BASELINES",
-    "REGRESSION_METHODS",
     "AdaSSP",
     "AdaptiveCov",
     "DiagonalOnly",

@@ -1,18 +1,19 @@
-"""The diagonal-only baseline (SPEC §5)."""
+"""The diagonal-only baseline: the whole budget on the variances."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._common import CovarianceBaseline
 from paceggm.privacy import entry_sensitivity, gaussian_mechanism
+
+from ._common import CovarianceBaseline
 
 
 class DiagonalOnly(CovarianceBaseline):
     """Measure only the ``d`` variances; every off-diagonal entry is 0.
 
     Each diagonal entry gets ``ρ/d`` (the last one exactly what is left, so the
-    charges add to ``ρ``) with the entry sensitivity ``2B²/n`` of SPEC §2 (the
+    charges add to ``ρ``) with the entry sensitivity ``2B²/n`` (README, *Privacy model*; the
     one PACE-GGM uses for its diagonal, so the two are comparable); negative
     noisy variances are clipped to 0, so the estimate is PSD.
 

@@ -1,4 +1,4 @@
-"""GaussCov, SeparateCov and AdaptiveCov (Dong, Liang & Yi, NeurIPS 2022), SPEC §5.
+"""GaussCov, SeparateCov and AdaptiveCov (Dong, Liang & Yi, NeurIPS 2022).
 
 The algorithms follow the authors' reference code (GitHub ``hkustDB/PrivateCovariance``,
 ``adaptive/algos.py`` and ``adaptive/utils.py``: ``GaussCov``, ``SeparateCov``,
@@ -10,7 +10,7 @@ comment at the place.
 Units. These methods assume rows with ``‖x‖₂ ≤ r``. The project's bound is
 coordinate-wise (``|x_j| ≤ B``), which implies ``‖x‖₂ ≤ sqrt(d) B``; every estimator
 here therefore runs on ``Z = X / (sqrt(d) B)`` with ``r = 1`` and scales its estimate
-back by ``d B²`` (SPEC §5). All sensitivities are replace-one and come from
+back by ``d B²``. All sensitivities are replace-one and come from
 :mod:`paceggm.privacy` with ``norm="l2"``, bound ``r``: ``sqrt(2) r²/n`` for the
 matrix and for its eigenvalue vector, ``r²/n`` for the trace.
 """
@@ -21,7 +21,6 @@ import math
 
 import numpy as np
 
-from ._common import CovarianceBaseline, clip_eigenvalues, release_symmetric
 from paceggm._validation import check_open_fraction
 from paceggm.privacy import (
     ZCDPLedger,
@@ -31,6 +30,8 @@ from paceggm.privacy import (
     sparse_vector,
     trace_sensitivity,
 )
+
+from ._common import CovarianceBaseline, clip_eigenvalues, release_symmetric
 
 # Dyadic levels searched by AdaptiveCov: radii 2^0 … 2^-(LEVELS-1); the reference
 # code uses min(d n, -int(log2(1e-24))) = min(d n, 79) levels below 2^0.
@@ -66,7 +67,7 @@ def separate_cov(Z, *, radius: float, rho: float, ledger: ZCDPLedger, rng) -> np
         sensitivity=distinct_entries_sensitivity(n=n, d=d, bound=radius, norm="l2"),
     )
     # ref: the reference code takes U from an SVD of the indefinite noisy matrix and
-    # returns U diag(λ̃) Vᵀ, not PSD when U ≠ V; we use its symmetric eigenvectors (SPEC §5).
+    # returns U diag(λ̃) Vᵀ, not PSD when U ≠ V; we use its symmetric eigenvectors.
     vectors = np.linalg.eigh(noisy)[1][:, ::-1]
     values = np.linalg.eigvalsh(sigma_z)[::-1]
     # ρ/2 is exact in binary floating point, so the two halves add to exactly ρ.

@@ -1,11 +1,11 @@
-"""Private linear regression: AdaSSP and PACE-GGM regression (SPEC §5, §8 item 7).
+"""Private linear regression: AdaSSP and PACE-GGM regression (README, *Baselines*).
 
 Both estimate ``θ = (Σ̂_xx + λ I)⁻¹ Σ̂_xy`` from private second moments of
 ``[X, y]`` and a private ridge ``λ``; they differ in how the moments are released.
 They fit a model through the origin: ``intercept_`` is always 0, because the
 privacy analysis covers ``XᵀX`` and ``Xᵀy`` only and privately centring the data
 would need budget of its own. The project's preprocessing centres every column
-(SPEC §6), which is where the intercept goes; centre test data the same way.
+(README, *Data and metrics*), which is where the intercept goes; centre test data the same way.
 
 Units: everything is normalised by ``n`` (``Σ_xx = XᵀX/n``, ``Σ_xy = Xᵀy/n``, the
 ridge ``λ/n``), which leaves ``θ`` unchanged and lets the sensitivities come from
@@ -43,12 +43,11 @@ import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.exceptions import DataConversionWarning
 
-from ._common import release_symmetric
 from paceggm._validation import check_data, check_open_fraction, check_random_state, enforce_bound
 from paceggm.base import PrivateEstimator
-from paceggm.estimator import PACEGGM, _check_params as _check_paceggm_params
+from paceggm.estimator import PACEGGM
+from paceggm.estimator import _check_params as _check_paceggm_params
 from paceggm.exceptions import PrivacyLeakWarning
-from paceggm.reconstruction import DEFAULT_SOLVER
 from paceggm.privacy import (
     ZCDPLedger,
     cross_moment_sensitivity,
@@ -57,6 +56,9 @@ from paceggm.privacy import (
     gaussian_sigma,
     spectral_sensitivity,
 )
+from paceggm.reconstruction import DEFAULT_SOLVER
+
+from ._common import release_symmetric
 
 
 def private_ridge(sigma_xx: np.ndarray, *, n: int, bound: float, rho: float, failure_prob: float,
@@ -253,7 +255,7 @@ class AdaSSP(_PrivateLinearRegression):
 
 
 class PACEGGMRegression(_PrivateLinearRegression):
-    """Linear regression from PACE-GGM's covariance of ``[X, y]`` (SPEC §8 item 7).
+    """Linear regression from PACE-GGM's covariance of ``[X, y]`` (the publication's regression experiment).
 
     Same budget split as :class:`AdaSSP`: ``ρ/3`` for AdaSSP's private ridge
     (:func:`private_ridge`), the remaining ``2ρ/3`` for PACE-GGM on the

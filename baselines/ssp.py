@@ -1,4 +1,4 @@
-"""Sufficient-statistic perturbation (SSP): the Gaussian mechanism on ``Σ(X)`` (SPEC §5).
+"""Sufficient-statistic perturbation (SSP): the Gaussian mechanism on ``Σ(X)`` (README, *Baselines*).
 
 Three clearly named versions:
 
@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import CovarianceBaseline, clip_eigenvalues, release_symmetric
 from paceggm.privacy import distinct_entries_sensitivity, full_sensitivity
+
+from ._common import CovarianceBaseline, clip_eigenvalues, release_symmetric
 
 
 class SSP(CovarianceBaseline):

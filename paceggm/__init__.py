@@ -2,13 +2,13 @@
 
 The public API:
 
-* :class:`PACEGGM` and :func:`pace_ggm` — the estimator (SPEC §3);
-* :func:`reconstruct` — maximum-entropy reconstruction from noisy entries (§4);
+* :class:`PACEGGM` and :func:`pace_ggm` — the estimator (README, *Algorithm*);
+* :func:`reconstruct` — maximum-entropy reconstruction from noisy entries (README, *Reconstruction and its solvers*);
 * :mod:`paceggm.privacy` — mechanisms, sensitivities, the zCDP ledger, the shared
-  accountant and the (ε, δ) conversions (§1–2);
+  accountant and the (ε, δ) conversions (README, *Privacy model*);
 * :mod:`paceggm.exceptions` — ``PrivacyLeakWarning``, ``PrivacyBudgetWarning``,
   ``BudgetExceededError``, ``ConvergenceWarning``;
-* :func:`mahalanobis_error`, :func:`frobenius_error` — metrics (§7).
+* :func:`mahalanobis_error`, :func:`frobenius_error` — metrics (README, *Data and metrics*).
 
 The benchmark harness lives in :mod:`paceggm.bench`; nothing here imports it.
 """

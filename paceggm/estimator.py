@@ -1,4 +1,4 @@
-"""PACE-GGM: select – measure – reconstruct (SPEC §3)."""
+"""PACE-GGM: select – measure – reconstruct (README, *Algorithm*)."""
 
 from __future__ import annotations
 

@@ -9,8 +9,8 @@ measurements (with another solver, say) without spending any budget.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import numpy as np
 
@@ -75,7 +75,7 @@ class MeasuredEntries:
         self.lam[j, k] = self.lam[k, j] = lam
 
     @classmethod
-    def from_measurements(cls, d: int, measurements: Iterable[Measurement]) -> "MeasuredEntries":
+    def from_measurements(cls, d: int, measurements: Iterable[Measurement]) -> MeasuredEntries:
         state = cls(d)
         for m in measurements:
             state.add(m)

@@ -1,4 +1,4 @@
-"""Error metrics of a covariance estimate (SPEC §7)."""
+"""Error metrics of a covariance estimate against the non-private ``Σ = XᵀX/n``."""
 
 from __future__ import annotations
 

@@ -6,10 +6,18 @@ import pytest
 from scipy import sparse
 from sklearn.exceptions import DataConversionWarning
 
-from paceggm.baselines import (
-    SSP, AdaptiveCov, AdaSSP, DiagonalOnly, GaussCov, PACEGGMRegression, SeparateCov, SSPProjected, SSPTight,
-)
 from paceggm import PACEGGM, pace_ggm
+from paceggm.baselines import (
+    SSP,
+    AdaptiveCov,
+    AdaSSP,
+    DiagonalOnly,
+    GaussCov,
+    PACEGGMRegression,
+    SeparateCov,
+    SSPProjected,
+    SSPTight,
+)
 
 COVARIANCE = [PACEGGM, SSP, SSPProjected, SSPTight, DiagonalOnly, GaussCov, SeparateCov, AdaptiveCov]
 REGRESSION = [AdaSSP, PACEGGMRegression]

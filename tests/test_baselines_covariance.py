@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from paceggm.base import PrivateCovarianceEstimator
 from paceggm.baselines import (
-    COVARIANCE_BASELINES,
     SSP,
     AdaptiveCov,
     DiagonalOnly,
@@ -23,10 +23,9 @@ from paceggm.baselines.dong_liang_yi import (
     _wigner_frobenius_bound,
     _wigner_spectral_bound,
 )
-from paceggm.base import PrivateCovarianceEstimator
 from paceggm.privacy import Charge
 
-ALL = list(COVARIANCE_BASELINES.values())
+ALL = [SSP, SSPProjected, SSPTight, DiagonalOnly, GaussCov, SeparateCov, AdaptiveCov]
 PSD_METHODS = [SSPProjected, DiagonalOnly, GaussCov, SeparateCov, AdaptiveCov]
 
 

@@ -5,8 +5,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from sklearn.exceptions import DataConversionWarning, NotFittedError
 from scipy import stats
+from sklearn.exceptions import DataConversionWarning, NotFittedError
 
 from paceggm.baselines import AdaSSP, PACEGGMRegression
 from paceggm.privacy import Charge

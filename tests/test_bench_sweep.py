@@ -49,11 +49,11 @@ def test_end_to_end_sweep_store_and_table(tmp_path):
     assert (summary.n_cells, summary.n_ok, summary.n_failed, summary.n_skipped) == (16, 16, 0, 0)
     assert "failures: 0" in summary.format()
     df, report = _table(cfg)
-    assert list(df.columns) == list(COLUMNS)
     assert len(df) == 16 and df["cell_key"].is_unique and not report.missing and not report.corrupt
     assert (df["status"] == "ok").all() and (df["experiment"] == "demo").all()
     assert set(df["variant"]) == {"paceggm[solver=ipm]", "paceggm[solver=pgd0]"}
-    assert set(df["solver"]) == {"ipm", "pgd0"}
+    assert set(df["p_solver"]) == {"ipm", "pgd0"}  # parameters are columns of their own
+    assert list(df.columns) == [*COLUMNS, "p_alpha", "p_beta", "p_solver", "p_use_components"]
     assert (df["rho_spent"] <= df["rho"] * (1 + 1e-12)).all()
     assert (df["n_measured_diag"] == df["d"]).all()
     assert (df["n_measured_offdiag"] <= df["d"] * (df["d"] - 1) // 2).all()
@@ -75,6 +75,7 @@ def _comparable(df):
     return df.drop(columns=TIMES + ["experiment"]).sort_values("cell_key").reset_index(drop=True)
 
 
+@pytest.mark.slow
 def test_identical_results_for_one_and_two_workers_and_dask(tmp_path):
     grid = "+method.paceggm.grid.solver=[ipm,pgd1]"
     frames = []
@@ -105,15 +106,28 @@ def test_failing_method_is_recorded_the_sweep_completes_and_failures_are_retried
     assert (retry.n_skipped, retry.n_ran, retry.n_failed) == (4, 8, 8)
 
 
-def test_missing_data_set_fails_its_cells_not_the_sweep(tmp_path):
+def test_unavailable_data_is_reported_not_stored_and_retried(tmp_path):
     cfg = _cfg(tmp_path, "datasets=[syn1,not_here]", "+method.paceggm.params.solver=pgd0")
     summary = run_sweep(cfg)
-    assert (summary.n_ok, summary.n_failed) == (4, 4)
+    assert (summary.n_ok, summary.n_failed, summary.n_unavailable) == (4, 0, 4)
+    assert summary.exit_status == 0
+    text = summary.format()
+    assert "unavailable: 4" in text and "4 cells of not_here" in text and "unknown test data set" in text
+    df, report = _table(cfg)
+    assert set(df["dataset"]) == {"syn1"} and {c.dataset for c in report.missing} == {"not_here"}
+    again = run_sweep(cfg)  # retried: still pending, still not a failure
+    assert (again.n_skipped, again.n_unavailable, again.exit_status) == (4, 4, 0)
+
+
+def test_a_data_set_that_fails_to_load_fails_its_cells(tmp_path):
+    cfg = _cfg(tmp_path, "datasets=[syn1,damaged]", "+method.paceggm.params.solver=pgd0")
+    summary = run_sweep(cfg)
+    assert (summary.n_ok, summary.n_failed, summary.n_unavailable, summary.exit_status) == (4, 4, 0, 1)
     df, _ = _table(cfg)
-    bad = df[df["dataset"] == "not_here"]
+    bad = df[df["dataset"] == "damaged"]
     assert (bad["status"] == "failed").all()
     assert bad["error"].str.contains("could not be loaded").all()
-    assert bad["error"].str.contains("unknown test data set").all()
+    assert bad["error"].str.contains("registry expects 7").all()
 
 
 def test_corrupt_cell_is_reported_not_used_and_recomputed(tmp_path):
@@ -137,8 +151,9 @@ def test_corrupt_cell_is_reported_not_used_and_recomputed(tmp_path):
 
 
 def test_regression_cells_use_the_trial_split(tmp_path):
-    from bench_loaders import PrivateMeanRegressor, small_loader
     from paceggm.bench.seeds import seed_sequence
+
+    from bench_loaders import PrivateMeanRegressor, small_loader
 
     cfg = _cfg(tmp_path, "datasets=[syn1]", "method=[]", "rho=[1.0]", "trials=1",
                "+method.mean={key:mean,target:'bench_loaders:PrivateMeanRegressor',task:regression,measures:none}")
@@ -165,6 +180,7 @@ def _cli(args, **kw):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
 
+@pytest.mark.slow
 def test_resume_with_an_incompatible_config_is_refused(tmp_path):
     args = [*BASE, f"runs_dir={tmp_path}", "datasets=[syn1]", "trials=1", "rho=[1.0]"]
     first = _cli(["run", *args])
@@ -195,6 +211,7 @@ def test_resume_after_a_solver_default_changed_is_refused(tmp_path, monkeypatch)
         run_sweep(cfg)
 
 
+@pytest.mark.slow
 def test_sweep_killed_with_sigkill_resumes_without_losing_or_duplicating_cells(tmp_path):
     # pgd1 on these data takes ~0.1-1 s a cell: slow enough to be killed in the middle.
     args = [*BASE, f"runs_dir={tmp_path}", "datasets=[syn1,bc]", "trials=4",
@@ -264,7 +281,7 @@ def test_quick_recipe_runs_every_method_end_to_end(tmp_path):
     cov = df[df["mse"].isna()]
     assert np.isfinite(cov[["mahalanobis", "frobenius"]].to_numpy()).all()
     d = int(df["d"].iloc[0])
-    full = cov[cov["method"].isin(["ssp", "ssp_projected", "ssp_tight", "gausscov", "separatecov", "adaptivecov"])]
+    full = cov[cov["method"].isin([k for k, spec in METHODS.items() if spec.measures == "all"])]
     assert (full["n_measured_offdiag"] == d * (d - 1) // 2).all() and (full["n_measured_diag"] == d).all()
     assert (cov.loc[cov["method"] == "diagonal", "n_measured_offdiag"] == 0).all()
     reg = df[df["method"].isin(["adassp", "paceggm_regression"])]

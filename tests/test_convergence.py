@@ -5,10 +5,11 @@ import warnings
 import numpy as np
 import pytest
 
-from conftest import bounded_gaussian
 from paceggm import PACEGGM, reconstruct
 from paceggm.reconstruction import solver_defaults
 from paceggm.exceptions import ConvergenceWarning
+
+from conftest import bounded_gaussian
 
 
 def _measurements(d=6, seed=0):

@@ -47,7 +47,7 @@ def test_max_abs_is_recorded(preprocessing):
 def test_complete_nonconstant_drops_rows_then_constant_columns():
     frame = pd.DataFrame({"a": [1.0, 2.0, np.nan, 4.0], "b": [5.0, 5.0, 6.0, 5.0], "c": [1.0, 0.0, 1.0, 1.0]})
     out = complete_nonconstant(frame)
-    # b is constant only once the incomplete row is gone: order matters, as in SPEC §6.
+    # b is constant only once the incomplete row is gone: order matters, as published.
     assert list(out.columns) == ["a", "c"] and len(out) == 3
 
 

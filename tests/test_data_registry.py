@@ -5,14 +5,16 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from paceggm.bench.data import (
-    DatasetUnavailableError, get_config, list_datasets, load_dataset, resolve_data_dir,
+    DatasetUnavailableError,
+    get_config,
+    list_datasets,
+    load_dataset,
+    resolve_data_dir,
 )
-from paceggm.bench.data.registry import conf_dir, repo_root
+from paceggm.bench.data.registry import conf_dir, paper_datasets, repo_root
 
-SPEC_KEYS = {"adult", "seoul_bike", "life_expectancy", "parkinsons", "thyroid_ann", "ibm", "pol",
-             "breast_cancer", "bank32nh", "ailerons", "spambase", "communities_crime",
-             "indian_pines", "madeline"}
-# SPEC §8 item 7: the eight regression data sets and their targets.
+PAPER_KEYS = set(paper_datasets())
+# The publication's eight regression data sets and their targets.
 REGRESSION_TARGETS = {"seoul_bike": "Rented Bike Count", "life_expectancy": "Life expectancy",
                       "parkinsons": "motor_UPDRS", "pol": "label", "bank32nh": "class",
                       "ailerons": "class", "communities_crime": "ViolentCrimesPerPop",
@@ -20,10 +22,11 @@ REGRESSION_TARGETS = {"seoul_bike": "Rented Bike Count", "life_expectancy": "Lif
 
 
 def test_registry_lists_the_fourteen_and_the_embedded_default():
-    assert set(list_datasets()) == SPEC_KEYS | {"breast_cancer_sklearn"}
+    assert len(paper_datasets()) == 14 == len(PAPER_KEYS)
+    assert set(list_datasets()) == PAPER_KEYS | {"breast_cancer_sklearn"}
 
 
-@pytest.mark.parametrize("name", sorted(SPEC_KEYS))
+@pytest.mark.parametrize("name", sorted(PAPER_KEYS))
 def test_every_entry_documents_source_columns_and_published_values(name):
     cfg = get_config(name)
     assert cfg.raw is not None or cfg.openml is not None
@@ -93,6 +96,6 @@ def test_loaded_arrays_are_read_only_and_cached():
 @pytest.mark.parametrize("name", ["indian_pines", "madeline"])
 def test_openml_only_data_sets_fail_clearly_offline(name, monkeypatch, tmp_path):
     monkeypatch.setenv("PACEGGM_OFFLINE", "1")
-    monkeypatch.setattr("paceggm.bench.data.sources.cache_dir", lambda: tmp_path / "cache")
+    monkeypatch.setenv("OPENML_CACHE_DIR", str(tmp_path / "cache"))
     with pytest.raises(DatasetUnavailableError, match=r"openml\.org/d/\d+.*datasets/README\.md"):
         load_dataset(name, data_dir=tmp_path)

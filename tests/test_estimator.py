@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from conftest import bounded_gaussian
 from paceggm import PACEGGM, MeasuredEntries, pace_ggm, reconstruct
 from paceggm.exceptions import PrivacyLeakWarning
 from paceggm.privacy import gaussian_sigma
 from paceggm.reconstruction import SOLVERS, BlockSolution, SolverSpec
+
+from conftest import bounded_gaussian
 
 
 def _jitter_solve(p, *, init=None):

@@ -13,6 +13,7 @@ from paceggm.bench.figures.__main__ import main as cli
 from paceggm.bench.figures.report import write_report
 from paceggm.bench.figures.results import datasets_by_d, validate_results
 from paceggm.bench.figures.synthetic import synthetic_results, write_synthetic_store
+from paceggm.bench.methods import METHODS, MethodSpec, MethodStyle
 
 FIGURES = ["main_comparison", "main_comparison_all", "main_comparison_strict", "solver_ipm_vs_pgd", "components",
            "hyperparameters", "regression"]
@@ -56,6 +57,7 @@ def dedicated(tmp_path_factory):
     return log, write_report(log)
 
 
+@pytest.mark.slow
 def test_every_artifact_builds_from_the_dedicated_experiments(dedicated):
     log, report = dedicated
     _check_files(expected_files(log.out))
@@ -105,6 +107,7 @@ def test_everything_builds_from_the_quick_experiment_alone(tmp_path):
                                                       if a.name == "main_comparison_strict")
 
 
+@pytest.mark.slow
 def test_cli_builds_pdf_and_png_and_includes_the_data_set_table(tmp_path, capsys):
     write_synthetic_store(tmp_path / "runs", experiments=["quick"], datasets=("adult",),
                           rhos=(0.1, 1.0), trials=2)
@@ -185,7 +188,8 @@ def test_missing_and_failed_cells_are_gaps_not_interpolated(tmp_path):
 
 
 def test_a_registered_method_shows_up_in_figures_and_tables(tmp_path, monkeypatch):
-    monkeypatch.setitem(style.METHODS, "newcov", style.MethodStyle("NewCov", "#117733", "*", "-", 15))
+    monkeypatch.setitem(METHODS, "newcov", MethodSpec("newcov", "paceggm.baselines:SSP", measures="all",
+                                                      style=MethodStyle("NewCov", "#117733", "*", "-", 15)))
     df = synthetic_results("main", datasets=("adult",), rhos=(0.1, 1.0), trials=2, fail_rate=0.0,
                            missing_rate=0.0)
     extra = df[df["method"] == "ssp"].assign(method="newcov", variant="newcov",
@@ -306,8 +310,9 @@ def test_everything_builds_from_the_harness_quick_output(tmp_path):
     for _, row in raw[raw["status"] == "failed"].drop_duplicates("dataset").iterrows():
         assert f"| {row['dataset']} | PACE-GGM (Newton) |" in report
     # the measured-entries table is the default PACE-GGM's, whatever the recipe called it
-    default = raw[(raw["method"] == "paceggm") & (raw["solver"] == "ipm") & raw["use_components"].eq(True).fillna(False)
-                  & (raw["alpha"] == 0.3) & (raw["beta"] == 0.5) & (raw["status"] == "ok")]
+    default = raw[(raw["method"] == "paceggm") & (raw["p_solver"] == "ipm")
+                  & raw["p_use_components"].eq(True).fillna(False)
+                  & (raw["p_alpha"] == 0.3) & (raw["p_beta"] == 0.5) & (raw["status"] == "ok")]
     adult = default[(default["dataset"] == "adult") & (default["rho"] == 1.0)]
     assert len(adult) == 2
     lines = (out / "tables" / "measurements.md").read_text(encoding="utf-8").splitlines()

@@ -4,8 +4,9 @@ import itertools
 
 import pytest
 
-from paceggm.reconstruction import DEFAULT_SOLVER
 from paceggm.bench.figures import style
+from paceggm.bench.methods import METHODS, MethodSpec, MethodStyle, register
+from paceggm.reconstruction import DEFAULT_SOLVER
 
 
 def test_parse_variant_types_values():
@@ -24,9 +25,10 @@ def test_parse_variant_rejects_malformed(bad):
 
 def test_methods_shown_together_differ_in_marker_and_line_besides_colour():
     # grayscale: every pair of covariance methods must differ in marker AND line style
-    cov = ["paceggm", "ssp", "ssp_projected", "ssp_tight", "adaptivecov", "gausscov", "separatecov", "diagonal"]
+    cov = [key for key, spec in METHODS.items() if spec.task == "covariance"]
+    assert len(cov) == 8
     for a, b in itertools.combinations(cov, 2):
-        sa, sb = style.METHODS[a], style.METHODS[b]
+        sa, sb = style.method_style(a), style.method_style(b)
         assert sa.marker != sb.marker, (a, b)
         assert sa.linestyle != sb.linestyle, (a, b)
         assert sa.color != sb.color, (a, b)
@@ -63,14 +65,14 @@ def test_unknown_method_gets_a_stable_fallback_and_sorts_last():
     assert other.label == "PACE-GGM (max_rounds=5)"
 
 
-def test_register_method_is_seen_by_every_lookup(monkeypatch):
-    monkeypatch.setitem(style.METHODS, "dummy", style.METHODS["ssp"])
-    new = style.MethodStyle("My estimator", "#123456", "*", "-", 5)
-    style.register_method("dummy", new)
+def test_a_registered_method_is_seen_by_every_lookup(monkeypatch):
+    new = MethodStyle("My estimator", "#123456", "*", "-", 5)
+    monkeypatch.setitem(METHODS, "dummy", METHODS["ssp"])
+    register(MethodSpec("dummy", "paceggm.baselines:SSP", measures="all", style=new))
     assert style.variant_style("dummy") == new
     assert style.variant_order(["ssp", "dummy", "paceggm"]) == ["paceggm", "dummy", "ssp"]
     with pytest.raises(TypeError):
-        style.register_method("dummy", {"label": "x"})
+        register({"key": "dummy"})
 
 
 def test_dataset_label_wraps_long_names():

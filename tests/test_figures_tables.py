@@ -5,11 +5,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from paceggm.reconstruction import DEFAULT_SOLVER
 from paceggm.bench.figures import tables
-from paceggm.bench.figures.results import (ResultsError, cell_problems, summarize,
-                                           validate_results)
+from paceggm.bench.figures.results import ResultsError, cell_problems, validate_results
 from paceggm.bench.figures.synthetic import synthetic_results
+from paceggm.bench.summary import trial_stats
+from paceggm.reconstruction import DEFAULT_SOLVER
 
 
 def _rows(records):
@@ -29,7 +29,7 @@ def test_summarize_uses_ok_trials_only_with_sample_sd():
     df = _rows([{"trial": 0, "wall_time": 1.0}, {"trial": 1, "wall_time": 2.0},
                 {"trial": 2, "wall_time": 3.0},
                 {"trial": 3, "wall_time": 100.0, "status": "failed", "error": "RuntimeError: x"}])
-    s = summarize(df, "wall_time").iloc[0]
+    s = trial_stats(df, "wall_time").iloc[0]
     assert s["count"] == 3 and s["mean"] == pytest.approx(2.0)
     assert s["sd"] == pytest.approx(1.0) and s["sem"] == pytest.approx(1 / np.sqrt(3))
     assert (s["min"], s["max"]) == (1.0, 3.0)
@@ -69,9 +69,9 @@ def test_measurements_table_d_plus_mean_offdiagonal_and_gaps():
 
 def _hp(rows):
     recs = []
-    for i, (ds, d, rho, a, b, err) in enumerate(rows):
+    for ds, d, rho, a, b, err in rows:
         variant = "paceggm" if (a, b) == (0.3, 0.5) else f"paceggm[alpha={a},beta={b}]"
-        recs.append({"dataset": ds, "d": d, "rho": rho, "alpha": a, "beta": b, "trial": 0,
+        recs.append({"dataset": ds, "d": d, "rho": rho, "p_alpha": a, "p_beta": b, "trial": 0,
                      "method": "paceggm", "variant": variant, "mahalanobis": err, "frobenius": 10 - err})
     return _rows(recs)
 
@@ -100,7 +100,7 @@ def test_best_hyperparameters_and_win_counts():
 
 def test_best_hyperparameters_refuses_rows_without_alpha_beta():
     df = _hp([("adult", 6, 0.1, 0.1, 0.5, 1.0)])
-    df.loc[0, "alpha"] = np.nan
+    df.loc[0, "p_alpha"] = np.nan
     with pytest.raises(ValueError, match="without alpha/beta"):
         tables.best_hyperparameters(df)
 
@@ -212,3 +212,43 @@ def test_failure_reason_keeps_the_message_and_the_exception_raised():
     assert _first_line("ValueError: bad\n") == "ValueError: bad"
     assert _first_line("") == ""
     assert len(_first_line("E: " + "x" * 500)) == 200
+
+
+def _legacy(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` in the layout written before parameters were columns: four PACE-GGM columns, no p_*."""
+    pace = df["method"].str.startswith("paceggm")
+    old = df.drop(columns=[c for c in df.columns if c.startswith("p_")])
+    old["solver"] = df["p_solver"].where(pace, "").fillna("")
+    old["use_components"] = df["p_use_components"].where(pace)
+    old["alpha"] = df["p_alpha"].where(pace)
+    old["beta"] = df["p_beta"].where(pace)
+    return old
+
+
+def test_migration_rebuilds_the_parameter_columns_of_an_earlier_table():
+    from paceggm.bench.figures.synthetic import synthetic_results
+    from paceggm.bench.schema import is_legacy, migrate
+
+    new = pd.concat([synthetic_results(e, datasets=("adult",), rhos=(0.1, 1.0), trials=2)
+                     for e in ("solver", "hyperparameters", "regression", "main")], ignore_index=True)
+    old = _legacy(new)
+    assert is_legacy(old) and not is_legacy(new)
+    migrated = migrate(old)
+    pd.testing.assert_frame_equal(migrated, new[migrated.columns.tolist()], check_dtype=False)
+    assert sorted(migrated.columns) == sorted(new.columns)
+    pd.testing.assert_frame_equal(migrate(migrated), migrated)  # idempotent
+    # figures read an unmigrated table the same way (migrated in memory)
+    a, b = validate_results(old), validate_results(new)
+    assert a["variant"].tolist() == b["variant"].tolist()
+    with pytest.raises(ResultsError, match="params"):
+        validate_results(old.drop(columns=["params"]))
+
+
+def test_committed_results_are_in_the_current_layout():
+    from pathlib import Path
+
+    from paceggm.bench.schema import is_legacy
+
+    for path in sorted(Path(__file__).resolve().parents[1].glob("figures/results/*/results.parquet")):
+        df = pd.read_parquet(path)
+        assert not is_legacy(df) and "p_solver" in df.columns, path

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from paceggm import PACEGGM, pace_ggm
-from paceggm.reconstruction import SOLVERS, NewtonState, reconstruct
-from paceggm.reconstruction.problem import make_problem, natural_units
 from paceggm.bench.solver_benchmark import _random_pattern
+from paceggm.reconstruction import SOLVERS, NewtonState, reconstruct
 from paceggm.reconstruction.chordal import chordal_maxdet_completion
+from paceggm.reconstruction.problem import make_problem, natural_units
 
 
 def _random_cov(d: int, rng: np.random.Generator, scale: float = 1.0) -> np.ndarray:

@@ -12,10 +12,18 @@ import warnings
 import numpy as np
 import pytest
 
-from paceggm.baselines import (
-    SSP, AdaptiveCov, AdaSSP, DiagonalOnly, GaussCov, PACEGGMRegression, SeparateCov, SSPProjected, SSPTight,
-)
 from paceggm import PACEGGM
+from paceggm.baselines import (
+    SSP,
+    AdaptiveCov,
+    AdaSSP,
+    DiagonalOnly,
+    GaussCov,
+    PACEGGMRegression,
+    SeparateCov,
+    SSPProjected,
+    SSPTight,
+)
 from paceggm.bench.data import load_dataset
 
 RECORDED = {

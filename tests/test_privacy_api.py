@@ -9,10 +9,18 @@ import pytest
 from sklearn.base import clone
 from sklearn.model_selection import cross_val_score
 
-from paceggm.baselines import (
-    SSP, AdaptiveCov, AdaSSP, DiagonalOnly, GaussCov, PACEGGMRegression, SeparateCov, SSPProjected, SSPTight,
-)
 from paceggm import PACEGGM, pace_ggm
+from paceggm.baselines import (
+    SSP,
+    AdaptiveCov,
+    AdaSSP,
+    DiagonalOnly,
+    GaussCov,
+    PACEGGMRegression,
+    SeparateCov,
+    SSPProjected,
+    SSPTight,
+)
 from paceggm.exceptions import BudgetExceededError, PrivacyBudgetWarning, PrivacyLeakWarning
 from paceggm.privacy import ZCDPAccountant, approx_dp_to_zcdp, zcdp_to_approx_dp
 

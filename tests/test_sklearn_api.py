@@ -11,10 +11,18 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils.estimator_checks import check_estimator
 
-from paceggm.baselines import (
-    SSP, AdaptiveCov, AdaSSP, DiagonalOnly, GaussCov, PACEGGMRegression, SeparateCov, SSPProjected, SSPTight,
-)
 from paceggm import PACEGGM
+from paceggm.baselines import (
+    SSP,
+    AdaptiveCov,
+    AdaSSP,
+    DiagonalOnly,
+    GaussCov,
+    PACEGGMRegression,
+    SeparateCov,
+    SSPProjected,
+    SSPTight,
+)
 
 COVARIANCE = [PACEGGM, SSP, SSPProjected, SSPTight, DiagonalOnly, GaussCov, SeparateCov, AdaptiveCov]
 REGRESSION = [AdaSSP, PACEGGMRegression]

@@ -4,7 +4,10 @@ A cell is (data set, method + parameters, ρ, trial). Its key is a hash of its
 canonical description — everything that determines its result and nothing
 else (not the experiment it was requested by, not the variant label, not the
 worker it runs on) — so a rerun finds it and two recipes that ask for the same
-computation ask for the same key.
+computation ask for the same key. The data-bound policy and the regression
+split enter the description only when they differ from their defaults (the
+policy ``auto`` implies for the preprocessing, a 0.2 test share), so the keys
+of every cell run with the defaults stay what they always were.
 
 One composed Hydra config describes a whole grid; :func:`expand` turns it into
 cells. The ``method`` node maps an *entry name* to::
@@ -15,8 +18,8 @@ cells. The ``method`` node maps an *entry name* to::
     grid: {solver: [ipm, pgd0]}   # parameters varied inside the experiment
     datasets: null          # optional restriction (e.g. regression targets)
 
-An entry is active when it has a ``key``: every file of ``conf/method/``
-declares one, so selecting it (``method=[paceggm,ssp]``) activates it, and a
+An entry is active when it has a ``key``: every option of the ``method``
+group (generated from the method registry) declares one, so selecting it (``method=[paceggm,ssp]``) activates it, and a
 recipe may add entries of its own (``paceggm_nocc: {key: paceggm, params:
 {use_components: false}}``; drop one with ``~method.paceggm_nocc``). An entry
 without ``key`` only adjusts a method the recipe may not select (e.g.
@@ -32,8 +35,9 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from paceggm.bench.methods import method_spec, resolved_defaults
 from paceggm.bench.seeds import data_seed, method_seed, stable_hash
@@ -41,6 +45,7 @@ from paceggm.bench.seeds import data_seed, method_seed, stable_hash
 __all__ = ["Cell", "expand", "variant_label"]
 
 PREPROCESSINGS = ("paper", "strict")
+DEFAULT_TEST_FRACTION = 0.2
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,8 @@ class Cell:
     rho: float
     trial: int
     base_seed: int
+    bound_check: str | None = None  # the policy estimators get; None = the preprocessing's default
+    test_fraction: float | None = None  # regression cells only; None = DEFAULT_TEST_FRACTION
     key: str = field(init=False)
 
     def __post_init__(self):
@@ -65,11 +72,15 @@ class Cell:
         object.__setattr__(self, "rho", float(self.rho))
         object.__setattr__(self, "trial", int(self.trial))
         object.__setattr__(self, "base_seed", int(self.base_seed))
+        if self.test_fraction is not None:
+            object.__setattr__(self, "test_fraction", float(self.test_fraction))
         object.__setattr__(self, "key", stable_hash(self.description()))
 
     def description(self) -> dict:
         """The canonical description the key hashes."""
-        return {
+        from paceggm.bench.execute import bound_policy
+
+        out = {
             "dataset": self.dataset,
             "preprocessing": self.preprocessing,
             "method": self.method,
@@ -79,6 +90,11 @@ class Cell:
             "trial": self.trial,
             "base_seed": self.base_seed,
         }
+        if self.bound_check is not None and self.bound_check != bound_policy("auto", self.preprocessing):
+            out["bound_check"] = self.bound_check
+        if self.task == "regression" and self.test_fraction not in (None, DEFAULT_TEST_FRACTION):
+            out["test_fraction"] = self.test_fraction
+        return out
 
     @property
     def seed(self) -> int:
@@ -119,6 +135,9 @@ def _format(value) -> str:
 
 def variant_label(name: str, combo: Mapping[str, Any]) -> str:
     """``name[k=v,…]`` over the grid parameters, or ``name`` without a grid.
+
+    The one builder of variant labels: the harness labels cells with it, and
+    the figures relabel variants with it from the ``p_*`` parameter columns.
 
     Examples
     --------
@@ -187,6 +206,13 @@ def expand(cfg: Mapping) -> list[Cell]:
     base_seed = cfg.get("base_seed")
     if isinstance(base_seed, bool) or not isinstance(base_seed, numbers.Integral) or base_seed < 0:
         raise ValueError(f"base_seed must be a non-negative integer, got {base_seed!r}")
+    from paceggm.bench.execute import bound_policy
+
+    bound_check = bound_policy(cfg.get("bound_check", "auto"), preprocessing)
+    test_fraction = cfg.get("test_fraction", DEFAULT_TEST_FRACTION)
+    if (isinstance(test_fraction, bool) or not isinstance(test_fraction, numbers.Real)
+            or not 0.0 < float(test_fraction) < 1.0):
+        raise ValueError(f"test_fraction must be a number strictly between 0 and 1, got {test_fraction!r}")
     methods = cfg.get("method")
     if not isinstance(methods, Mapping) or not methods:
         raise ValueError("the config selects no method (method=[paceggm,ssp,...])")
@@ -227,7 +253,8 @@ def expand(cfg: Mapping) -> list[Cell]:
             frozen = tuple(sorted(merged.items()))
             for ds, rho, trial in itertools.product(ds_list, rhos, trials):
                 cell = Cell(ds, preprocessing, spec.key, spec.target, spec.task, spec.measures,
-                            frozen, label, rho, trial, int(base_seed))
+                            frozen, label, rho, trial, int(base_seed), bound_check,
+                            float(test_fraction) if spec.task == "regression" else None)
                 if cell.key in seen:
                     raise ValueError(
                         f"variants {seen[cell.key]!r} and {label!r} describe the same computation "

@@ -13,9 +13,9 @@ import os
 import platform
 import subprocess
 import sys
+from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Mapping, Sequence
 
 __all__ = ["CONF_DIR", "checkout_root", "compose_config", "find_conf_dir", "to_plain", "fingerprint", "provenance"]
 
@@ -59,6 +59,9 @@ def compose_config(overrides: Sequence[str] = (), *, config_dir=None, config_nam
     """The composed ``DictConfig`` for ``overrides`` (e.g. ``["experiment=main", "rho=[0.1,1]"]``)."""
     from hydra import compose, initialize_config_dir
 
+    from paceggm.bench.methods import store_configs
+
+    store_configs()  # the `method` group comes from the method registry
     conf = Path(config_dir) if config_dir is not None else CONF_DIR
     if not (conf / f"{config_name}.yaml").is_file():
         raise FileNotFoundError(f"no {config_name}.yaml in {conf} (set PACEGGM_CONF_DIR to the conf/ directory)")

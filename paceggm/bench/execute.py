@@ -10,14 +10,16 @@ from __future__ import annotations
 import math
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from paceggm._validation import aligned_copy
 from paceggm.bench.cells import Cell
+from paceggm.bench.fitted import read_fit
 from paceggm.bench.methods import method_spec, resolve
-from paceggm.bench.seeds import canonical_json, seed_sequence
 from paceggm.bench.schema import STORED_COLUMNS, guarantee_holds
+from paceggm.bench.seeds import canonical_json, seed_sequence
 from paceggm.metrics import frobenius_error, mahalanobis_error
 
 __all__ = ["COLUMNS", "CellData", "prepare_data", "run_cell", "failed_row", "bound_policy"]
@@ -32,7 +34,7 @@ def bound_policy(policy: str, preprocessing: str) -> str:
     """The ``bound_check`` estimators get.
 
     ``"auto"`` waives the bound for the published preprocessing — whose data
-    exceed the declared ``B = 1`` after centring (SPEC §6), so reproducing the
+    exceed the declared ``B = 1`` after centring (README, *Data and metrics*), so reproducing the
     publication means running outside the guarantee, as it did — and enforces
     it (``"raise"``) for the strict one, where it holds by construction.
     """
@@ -71,7 +73,7 @@ def prepare_data(dataset, *, name: str, preprocessing: str, bound_check: str, ne
     got = getattr(dataset, "preprocessing", preprocessing)
     if got != preprocessing:
         raise ValueError(f"loader returned {name!r} with preprocessing {got!r}, expected {preprocessing!r}")
-    X = np.ascontiguousarray(np.asarray(dataset.X, dtype=float))
+    X = aligned_copy(dataset.X)
     if X.ndim != 2 or X.shape[0] < 2 or not np.all(np.isfinite(X)):
         raise ValueError(f"data set {name!r}: X must be a finite 2-D array with n >= 2, got shape {X.shape}")
     features = target = None
@@ -79,8 +81,8 @@ def prepare_data(dataset, *, name: str, preprocessing: str, bound_check: str, ne
     if need_target:
         try:
             features, target = dataset.features_and_target()
-            features = np.ascontiguousarray(np.asarray(features, dtype=float))
-            target = np.ascontiguousarray(np.asarray(target, dtype=float).ravel())
+            features = aligned_copy(features)
+            target = aligned_copy(np.ravel(target))
         except Exception as exc:  # recorded in the regression cells of this data set
             target_error = f"data set {name!r} has no usable regression target: {type(exc).__name__}: {exc}"
             features = target = None
@@ -92,9 +94,6 @@ def prepare_data(dataset, *, name: str, preprocessing: str, bound_check: str, ne
 
 
 def _base_row(cell: Cell, experiment: str) -> dict:
-    params = cell.param_dict
-    paceggm_like = cell.method.startswith("paceggm")
-    uc = params.get("use_components") if paceggm_like else None
     return {
         "experiment": experiment,
         "cell_key": cell.key,
@@ -104,10 +103,6 @@ def _base_row(cell: Cell, experiment: str) -> dict:
         "d": None,
         "method": cell.method,
         "variant": cell.variant,
-        "solver": str(params.get("solver", "")) if paceggm_like else "",
-        "use_components": bool(uc) if uc is not None else None,
-        "alpha": float(params["alpha"]) if paceggm_like and "alpha" in params else math.nan,
-        "beta": float(params["beta"]) if paceggm_like and "beta" in params else math.nan,
         "rho": cell.rho,
         "trial": cell.trial,
         "seed": cell.seed,
@@ -127,7 +122,7 @@ def _base_row(cell: Cell, experiment: str) -> dict:
         "n_solves": None,
         "n_capped_solves": None,
         "max_solve_iter": None,
-        "params": canonical_json(params),
+        "params": canonical_json(cell.param_dict),  # the p_* columns are built from it
     }
 
 
@@ -138,23 +133,6 @@ def failed_row(cell: Cell, experiment: str, error: str, data: CellData | None = 
         row.update(n=data.n, d=data.d, guarantee_holds=guarantee_holds(data.bound_check))
     row["error"] = error
     return row
-
-
-def _inner(est):
-    """The PACE-GGM fit inside a composite estimator (e.g. ``pace_ggm_`` of a regression), else ``est``."""
-    return getattr(est, "pace_ggm_", est)
-
-
-def _measured(est, measures: str, d: int) -> tuple[int | None, int | None]:
-    pattern = getattr(_inner(est), "pattern_", None)
-    if pattern is not None:
-        pattern = np.asarray(pattern, dtype=bool)
-        return int(np.count_nonzero(np.diag(pattern))), int(np.count_nonzero(np.tril(pattern, -1)))
-    if measures == "all":
-        return d, d * (d - 1) // 2
-    if measures == "diagonal":
-        return d, 0
-    return None, None
 
 
 def _split(n: int, test_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -179,32 +157,18 @@ def _fit_and_measure(cell: Cell, data: CellData, row: dict, test_fraction: float
         row["wall_time"] = time.perf_counter() - t0
         pred = np.asarray(est.predict(data.features[test]), dtype=float).ravel()
         row["mse"] = float(np.mean((pred - data.target[test]) ** 2))
-        diag, off = _measured(est, "none", data.features.shape[1])
+        fit = read_fit(est, spec, data.features.shape[1] + 1)  # PACE-GGM's covariance is of [X, y]
     else:
         t0 = time.perf_counter()
         est.fit(data.X)
         row["wall_time"] = time.perf_counter() - t0
+        fit = read_fit(est, spec, data.d)
         cov = np.asarray(est.covariance_, dtype=float)
         row["mahalanobis"] = mahalanobis_error(cov, data.truth)
         row["frobenius"] = frobenius_error(cov, data.truth)
-        diag, off = _measured(est, cell.measures, data.d)
-    spent = float(est.rho_spent_)
-    if not spent <= cell.rho * (1.0 + _SPEND_RTOL):
-        raise RuntimeError(f"privacy budget overspent: rho_spent={spent!r} > rho={cell.rho!r}")
-    rounds = getattr(_inner(est), "n_rounds_", None)
-    converged = getattr(_inner(est), "converged_", None)
-    solves = {col: getattr(_inner(est), attr, None)
-              for col, attr in (("n_solves", "n_solves_"), ("n_capped_solves", "n_capped_"),
-                                ("max_solve_iter", "max_iter_"))}
-    row.update(
-        converged=bool(converged) if converged is not None else None,
-        **{col: int(v) if v is not None else None for col, v in solves.items()},
-        rho_spent=spent,
-        n_measured_diag=diag,
-        n_measured_offdiag=off,
-        n_rounds=int(rounds) if rounds is not None else None,
-        solve_time=float(getattr(_inner(est), "solve_time_", math.nan)),
-    )
+    if not fit.rho_spent <= cell.rho * (1.0 + _SPEND_RTOL):
+        raise RuntimeError(f"privacy budget overspent: rho_spent={fit.rho_spent!r} > rho={cell.rho!r}")
+    row.update(asdict(fit))
 
 
 def run_cell(cell: Cell, data: CellData, *, experiment: str, test_fraction: float = 0.2) -> dict:

@@ -1,58 +1,104 @@
-"""Registry of the estimators a sweep can run, resolved lazily.
+"""The registry of methods: one entry per method, read by configs, cells, figures and tests.
 
-A method key maps to an import path ``"module:Class"``. Nothing is imported
-when the registry is read: a class that is missing (a baseline not installed,
-a typo in a user-supplied ``target``) fails only the cells that use it, as a
-recorded :class:`MethodUnavailableError`, never the sweep or the import of
-the harness.
+An entry (:class:`MethodSpec`) names the class (``"module:Class"``, imported
+lazily), the parameters of its config group, what a fitted instance reports,
+and how figures draw it. Everything else is derived from it: the Hydra group
+``method/<key>`` (:func:`store_configs`), the legend label, colour, marker and
+order (:mod:`paceggm.bench.figures.style`), the task a results row belongs to.
+Adding a method is one :func:`register` call (or one line in :data:`METHODS`)
+plus its class.
+
+Nothing is imported when the registry is read: a class that is missing (a
+baseline not installed, a typo in a user-supplied ``target``) fails only the
+cells that use it, as a recorded :class:`MethodUnavailableError`, never the
+sweep or the import of the harness.
 
 Every estimator is built as ``Cls(rho, bound=…, bound_check=…,
 random_state=…, **params)`` — the keyword-only convention of
 :class:`paceggm.base.PrivateCovarianceEstimator` — and fitted with ``fit(X)``
-(covariance) or ``fit(X, y)`` (regression).
+(covariance) or ``fit(X, y)`` (regression); what the harness then reads is
+declared in :mod:`paceggm.bench.fitted`.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
-__all__ = ["MethodSpec", "METHODS", "MethodUnavailableError", "method_spec", "resolve", "resolved_defaults"]
+__all__ = ["MethodSpec", "MethodStyle", "METHODS", "MethodUnavailableError", "method_spec", "register",
+           "resolve", "resolved_defaults", "store_configs"]
 
 _TASKS = ("covariance", "regression")
-# How many entries a method releases, for the measurement columns when the
-# fitted estimator does not expose its own ``pattern_``:
-#   "pattern"  — read ``pattern_`` / ``n_offdiagonal_`` from the fitted estimator;
+# How many entries a method releases (the measurement columns of a results row):
+#   "pattern"  — the fitted estimator reports them (``pattern_``, see paceggm.bench.fitted);
 #   "all"      — every distinct entry of Σ (d diagonal, d(d-1)/2 off-diagonal);
 #   "diagonal" — the d diagonal entries only;
 #   "none"     — not a covariance release (reported as missing).
 _MEASURES = ("pattern", "all", "diagonal", "none")
+
+# Okabe & Ito (2008) colour-blind-safe palette.
+PALETTE = {
+    "black": "#000000", "orange": "#E69F00", "sky": "#56B4E9", "green": "#009E73", "yellow": "#F0E442",
+    "blue": "#0072B2", "vermillion": "#D55E00", "purple": "#CC79A7", "grey": "#7F7F7F",
+}
 
 
 class MethodUnavailableError(ImportError):
     """A method's class cannot be imported."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
+class MethodStyle:
+    """How one method or variant is drawn and named in figures and tables.
+
+    Figures must read in grayscale: methods shown together differ by marker
+    and line style as well as by colour.
+    """
+
+    label: str
+    color: str
+    marker: str
+    linestyle: str | tuple
+    order: int
+
+
+@dataclass(frozen=True)
 class MethodSpec:
     """One registered method.
 
     Attributes
     ----------
     key : str
-        Registry key (the ``method`` column of the results table).
+        Registry key: the ``method`` column of the results table and the name
+        of its config group option (``method=[key,...]``).
     target : str
         ``"module:Class"``.
     task : {"covariance", "regression"}
     measures : {"pattern", "all", "diagonal", "none"}
         See the module comment.
+    params : dict
+        Constructor parameters of its config group (``method.<key>.params``);
+        ``None`` means the class default, written into each cell's key.
+    grid : dict
+        Parameters varied by default (parameter → list of values).
+    style : MethodStyle or None
+        Legend label, colour, marker, line and order; ``None`` derives a
+        stable one from the key.
+    inner : str
+        Attribute holding the PACE-GGM fit of a composite estimator (e.g. a
+        regression built on it), whose ``pattern_``, ``n_rounds_``, ``converged_`` and
+        ``solve_time_`` are reported; ``""`` for the estimator itself.
     """
 
     key: str
     target: str
     task: str = "covariance"
     measures: str = "pattern"
+    params: dict = field(default_factory=dict, hash=False)
+    grid: dict = field(default_factory=dict, hash=False)
+    style: MethodStyle | None = None
+    inner: str = ""
 
     def __post_init__(self):
         if self.task not in _TASKS:
@@ -62,22 +108,70 @@ class MethodSpec:
         if self.target.count(":") != 1:
             raise ValueError(f"method {self.key!r}: target must look like 'module:Class', got {self.target!r}")
 
+    def config(self) -> dict:
+        """The node of the Hydra config group ``method/<key>``."""
+        return {"key": self.key, "params": dict(self.params), "grid": dict(self.grid), "datasets": None}
+
+
+_PACEGGM_PARAMS = {"alpha": 0.3, "beta": 0.5, "solver": None, "use_components": True, "max_rounds": None}
+_PACE = MethodStyle("PACE-GGM", PALETTE["vermillion"], "o", "-", 0)
 
 METHODS: dict[str, MethodSpec] = {
     spec.key: spec
     for spec in (
-        MethodSpec("paceggm", "paceggm:PACEGGM", "covariance", "pattern"),
-        MethodSpec("ssp", "paceggm.baselines:SSP", "covariance", "all"),
-        MethodSpec("ssp_projected", "paceggm.baselines:SSPProjected", "covariance", "all"),
-        MethodSpec("ssp_tight", "paceggm.baselines:SSPTight", "covariance", "all"),
-        MethodSpec("diagonal", "paceggm.baselines:DiagonalOnly", "covariance", "diagonal"),
-        MethodSpec("gausscov", "paceggm.baselines:GaussCov", "covariance", "all"),
-        MethodSpec("separatecov", "paceggm.baselines:SeparateCov", "covariance", "all"),
-        MethodSpec("adaptivecov", "paceggm.baselines:AdaptiveCov", "covariance", "all"),
-        MethodSpec("adassp", "paceggm.baselines:AdaSSP", "regression", "all"),
-        MethodSpec("paceggm_regression", "paceggm.baselines:PACEGGMRegression", "regression", "pattern"),
+        MethodSpec("paceggm", "paceggm:PACEGGM", "covariance", "pattern", _PACEGGM_PARAMS, style=_PACE),
+        MethodSpec("ssp", "paceggm.baselines:SSP", "covariance", "all",
+                   style=MethodStyle("SSP", PALETTE["blue"], "s", "--", 10)),
+        MethodSpec("ssp_projected", "paceggm.baselines:SSPProjected", "covariance", "all",
+                   style=MethodStyle("SSP (PSD-projected)", PALETTE["sky"], "D", (0, (5, 1, 1, 1)), 11)),
+        MethodSpec("ssp_tight", "paceggm.baselines:SSPTight", "covariance", "all",
+                   style=MethodStyle("SSP (tight)", PALETTE["purple"], "P", (0, (3, 1, 1, 1, 1, 1)), 12)),
+        MethodSpec("adaptivecov", "paceggm.baselines:AdaptiveCov", "covariance", "all",
+                   style=MethodStyle("AdaptiveCov", PALETTE["green"], "^", "-.", 20)),
+        MethodSpec("gausscov", "paceggm.baselines:GaussCov", "covariance", "all",
+                   style=MethodStyle("GaussCov", PALETTE["orange"], "v", (0, (1, 1)), 21)),
+        MethodSpec("separatecov", "paceggm.baselines:SeparateCov", "covariance", "all",
+                   style=MethodStyle("SeparateCov", PALETTE["yellow"], "<", (0, (4, 2, 1, 2)), 22)),
+        MethodSpec("diagonal", "paceggm.baselines:DiagonalOnly", "covariance", "diagonal",
+                   style=MethodStyle("Diagonal only", PALETTE["grey"], "x", ":", 30)),
+        MethodSpec("adassp", "paceggm.baselines:AdaSSP", "regression", "none",
+                   style=MethodStyle("AdaSSP", PALETTE["blue"], "s", "--", 40)),
+        MethodSpec("paceggm_regression", "paceggm.baselines:PACEGGMRegression", "regression", "pattern",
+                   {"alpha": None, "beta": None, "solver": None, "use_components": None},
+                   style=replace(_PACE, order=1), inner="pace_ggm_"),
     )
 }
+
+
+def register(spec: MethodSpec) -> MethodSpec:
+    """Add (or replace) a method: cells, configs and figures see it from then on.
+
+    Examples
+    --------
+    >>> from paceggm.bench.methods import METHODS, MethodSpec, register
+    >>> spec = register(MethodSpec("ssp_copy", "paceggm.baselines:SSP", measures="all"))
+    >>> METHODS["ssp_copy"].target
+    'paceggm.baselines:SSP'
+    >>> del METHODS["ssp_copy"]
+    """
+    if not isinstance(spec, MethodSpec):
+        raise TypeError(f"expected a MethodSpec, got {type(spec).__name__}")
+    METHODS[spec.key] = spec
+    return spec
+
+
+def store_configs() -> None:
+    """Put every registered method into Hydra's config store as ``method/<key>``.
+
+    Recipes then select methods by key (``method=[paceggm,ssp]``) and override
+    their parameters (``method.paceggm.params.solver=ipm``) without a YAML
+    file per method.
+    """
+    from hydra.core.config_store import ConfigStore
+
+    cs = ConfigStore.instance()
+    for key, spec in METHODS.items():
+        cs.store(group="method", name=key, node=spec.config(), package=f"method.{key}")
 
 
 def method_spec(key: str, *, target: str | None = None, task: str | None = None,
@@ -90,20 +184,20 @@ def method_spec(key: str, *, target: str | None = None, task: str | None = None,
         ``key`` is not registered and no ``target`` is given (a configuration
         error, reported before anything runs).
     """
-    if target is not None:
-        base = METHODS.get(key)
+    base = METHODS.get(key)
+    if target is not None and (base is None or target != base.target):
         return MethodSpec(
             key, target,
             task or (base.task if base else "covariance"),
             measures or (base.measures if base else "pattern"),
+            style=base.style if base else None,
         )
-    if key not in METHODS:
+    if base is None:
         raise ValueError(f"unknown method {key!r}; registered methods: {sorted(METHODS)} "
                          "(or give a 'target: module:Class' in the method config)")
-    spec = METHODS[key]
     if task is not None or measures is not None:
-        spec = MethodSpec(key, spec.target, task or spec.task, measures or spec.measures)
-    return spec
+        return replace(base, task=task or base.task, measures=measures or base.measures)
+    return base
 
 
 def resolve(spec: MethodSpec) -> type:

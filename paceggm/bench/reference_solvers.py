@@ -38,8 +38,8 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from paceggm import pace_ggm  # noqa: E402
-from paceggm.measurement import MeasuredEntries  # noqa: E402
 from paceggm.bench.solver_benchmark import _timed  # noqa: E402
+from paceggm.measurement import MeasuredEntries  # noqa: E402
 from paceggm.reconstruction import pattern_components  # noqa: E402
 from paceggm.reconstruction.ipm import DEFAULTS as IPM_DEFAULTS  # noqa: E402
 from paceggm.reconstruction.ipm import solve_ipm  # noqa: E402
@@ -89,8 +89,8 @@ def measure_block(p: Problem, log) -> dict:
                err_ipm=_rel(ipm.W, exact), err_ipm_prev=_rel(ipm_prev.W, exact))
     for init in (0, 1):
         limit = solve_pgd(p, init_value=float(init), tol=PGD_LIMIT_TOL, maxiter=400000).W
-        lib, t_lib = _timed(lambda: solve_pgd(p, init_value=float(init)))
-        prev, t_prev = _timed(lambda: solve_pgd(p, init_value=float(init), tol=PGD_PREVIOUS_TOL))
+        lib, t_lib = _timed(lambda init=init: solve_pgd(p, init_value=float(init)))
+        prev, t_prev = _timed(lambda init=init: solve_pgd(p, init_value=float(init), tol=PGD_PREVIOUS_TOL))
         row.update({f"t_pgd{init}": t_lib, f"t_pgd{init}_prev": t_prev,
                     f"it_pgd{init}": lib.n_iter, f"it_pgd{init}_prev": prev.n_iter,
                     f"dist_pgd{init}": _rel(lib.W, limit), f"dist_pgd{init}_prev": _rel(prev.W, limit)})

@@ -12,11 +12,8 @@ table. Columns, in order:
 | dataset | str | data-set key (e.g. adult, breast_cancer_sklearn) |
 | preprocessing | str | paper / strict |
 | n, d | int | size of the data after preprocessing |
-| method | str | estimator key: paceggm, ssp, ssp_projected, ssp_tight, diagonal, gausscov, separatecov, adaptivecov, adassp, paceggm_regression |
-| variant | str | label of method + its non-default parameters inside the experiment, used for legends/grouping: e.g. "paceggm", "paceggm[solver=pgd0]", "paceggm[use_components=False]", "paceggm[alpha=0.1,beta=0.5]", "ssp" |
-| solver | str | reconstruction solver for PACE-GGM variants ("" otherwise) |
-| use_components | bool or NA | PACE-GGM only |
-| alpha, beta | float or NaN | PACE-GGM only |
+| method | str | a key of the method registry (:data:`paceggm.bench.methods.METHODS`) |
+| variant | str | recipe entry + the parameters it varies: "paceggm", "paceggm[solver=pgd0]", "ssp" |
 | rho | float | zCDP budget of the cell |
 | trial | int | 0-based trial index |
 | seed | int | the cell's method seed (derived from base seed, dataset, trial, method, rho) |
@@ -31,10 +28,10 @@ table. Columns, in order:
 | rho_spent | float | budget actually spent |
 | wall_time | float | seconds for the whole cell's fit |
 | solve_time | float or NaN | seconds in the reconstruction solver |
-| guarantee_holds | bool | whether the cell's privacy guarantee holds: False when the bound was waived (``bound_check="waive"``, the published preprocessing), so the data may exceed the bound the noise was calibrated to |
-| converged | bool or NA | PACE-GGM: whether the reconstruction solver converged in every round (no iteration cap hit); NA for other methods |
-| n_solves | int or NA | PACE-GGM: block solves over all rounds (blocks whose measurements did not change are reused, not solved) |
-| n_capped_solves | int or NA | PACE-GGM: of those, how many stopped at an iteration cap (where the solver's answer is not its converged one) |
+| guarantee_holds | bool | False when the bound was waived (``bound_check="waive"``): the data may exceed it |
+| converged | bool or NA | PACE-GGM: the solver converged in every round (no iteration cap hit) |
+| n_solves | int or NA | PACE-GGM: block solves over all rounds (unchanged blocks are reused, not solved) |
+| n_capped_solves | int or NA | PACE-GGM: solves that stopped at an iteration cap (the answer is not the converged one) |
 | max_solve_iter | int or NA | PACE-GGM: most iterations one block solve took |
 
 Tables written before these two columns existed are read with ``guarantee_holds``
@@ -43,20 +40,101 @@ for ``paper``, enforced for ``strict``; see :func:`paceggm.bench.execute.bound_p
 and ``converged`` and the three solve counts unknown (NA).
 
 The stored table has one more column, ``params``: the cell's constructor
-parameters as canonical JSON, for grouping by anything the named columns do
-not cover.
+parameters as canonical JSON — the record the cell's key was computed from —
+and then one column ``p_<name>`` per constructor parameter that any cell of
+the table has (as benchopt names its parametrised columns): ``p_solver``,
+``p_alpha``, ``p_use_components``, …, empty where a method has no such
+parameter. Figures group and label variants by these columns; the variant
+label is built from them by :func:`paceggm.bench.cells.variant_label` only.
+:func:`param_columns` derives them from ``params`` (when a table is collected
+and when an older table is migrated by :func:`migrate`).
 """
+
+from __future__ import annotations
+
+import json
 
 RESULT_COLUMNS = (
     "experiment", "cell_key", "dataset", "preprocessing", "n", "d", "method", "variant",
-    "solver", "use_components", "alpha", "beta", "rho", "trial", "seed", "status", "error",
+    "rho", "trial", "seed", "status", "error",
     "mahalanobis", "frobenius", "mse", "n_measured_diag", "n_measured_offdiag", "n_rounds",
     "rho_spent", "wall_time", "solve_time", "guarantee_holds", "converged",
     "n_solves", "n_capped_solves", "max_solve_iter",
 )
 
+STORED_COLUMNS = (*RESULT_COLUMNS, "params")
+PARAM_PREFIX = "p_"
+#: Columns of tables written before parameters were stored as data, and only for PACE-GGM.
+_LEGACY = ("solver", "use_components", "alpha", "beta")
+
 
 def guarantee_holds(bound_check: str) -> bool:
     """Whether a cell run under ``bound_check`` keeps its privacy guarantee (all but ``"waive"``)."""
     return bound_check != "waive"
-STORED_COLUMNS = (*RESULT_COLUMNS, "params")
+
+
+def param_columns(params):
+    """One typed column ``p_<name>`` per parameter found in the ``params`` JSON strings.
+
+    A parameter whose values are all booleans becomes a nullable boolean
+    column, all real numbers a float column (NaN where absent), anything else
+    a column of strings (missing where absent).
+
+    >>> cols = param_columns(['{"alpha":0.1,"solver":"ipm"}', "{}"])
+    >>> list(cols.columns), cols["p_alpha"].tolist(), cols["p_solver"].isna().tolist()
+    (['p_alpha', 'p_solver'], [0.1, nan], [False, True])
+    """
+    import pandas as pd
+
+    parsed = [json.loads(p) if p else {} for p in params]
+    names = sorted({k for p in parsed for k in p})
+    out = {}
+    for name in names:
+        values = [p.get(name) for p in parsed]
+        present = [v for v in values if v is not None]
+        if present and all(isinstance(v, bool) for v in present):
+            col = pd.array(values, dtype="boolean")
+        elif present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+            col = pd.array([float("nan") if v is None else float(v) for v in values], dtype=float)
+        else:
+            col = [None if v is None else str(v) for v in values]
+        out[PARAM_PREFIX + name] = col
+    return pd.DataFrame(out, index=params.index if isinstance(params, pd.Series) else None)
+
+
+def with_param_columns(df):
+    """``df`` with its ``p_*`` columns (re)built from ``params``, after the stored columns."""
+    rest = [c for c in df.columns if not c.startswith(PARAM_PREFIX)]
+    return df[rest].join(param_columns(df["params"]))
+
+
+def is_legacy(df) -> bool:
+    """Whether ``df`` is a results table of the earlier layout (parameters only as PACE-GGM columns)."""
+    return any(c in df.columns for c in _LEGACY) and not any(c.startswith(PARAM_PREFIX) for c in df.columns)
+
+
+def migrate(df):
+    """A results table of the earlier layout in the current one (idempotent).
+
+    The earlier tables had ``solver``, ``use_components``, ``alpha`` and
+    ``beta`` columns, filled for PACE-GGM methods only, and no ``p_*``
+    columns; every value they held is also in ``params``, from which the
+    ``p_*`` columns are built.
+    """
+    if "params" not in df.columns:
+        raise ValueError("not a stored results table: no 'params' column")
+    return with_param_columns(df.drop(columns=[c for c in _LEGACY if c in df.columns]))
+
+
+def migrate_files(paths) -> None:
+    """Rewrite each results.parquet of ``paths`` in the current layout."""
+    import pandas as pd
+
+    for path in paths:
+        pd.read_parquet(path).pipe(migrate).to_parquet(path, index=False)
+
+
+if __name__ == "__main__":  # python -m paceggm.bench.schema runs/*/results.parquet
+    import sys
+
+    migrate_files(sys.argv[1:])

@@ -1,4 +1,4 @@
-"""Newton vs IPM-Cholesky: speed and accuracy, measured in one process (issue 7).
+"""Newton vs IPM-Cholesky: speed and accuracy, measured in one process.
 
 Run ``python -m paceggm.bench.solver_benchmark`` (``make bench``); it writes
 ``figures/tables/solver_benchmark.md``. Single-threaded BLAS is forced (through
@@ -226,8 +226,8 @@ def pace_run(name: str, X: np.ndarray, n_samples: int, log) -> dict:
             continue
         ix = np.ix_(comp, comp)
         y, lam = state.y[ix], state.lam[ix]
-        ipm, ti = _timed(lambda: reconstruct(y, lam, solver="ipm"))
-        newton, tn = _timed(lambda: reconstruct(y, lam, solver="newton"))
+        ipm, ti = _timed(lambda y=y, lam=lam: reconstruct(y, lam, solver="ipm"))
+        newton, tn = _timed(lambda y=y, lam=lam: reconstruct(y, lam, solver="newton"))
         t_ipm.append(ti)
         t_cold.append(tn)
         disagreement.append(_rel(ipm.covariance, newton.covariance))

@@ -1,11 +1,32 @@
-"""A terminal summary of a results table: mean errors per data set, variant and ρ."""
+"""Summaries of a results table over trials: the statistics every figure and table uses, and the terminal table."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 KEYS = ["dataset", "variant", "rho"]
 METRICS = ["mahalanobis", "frobenius", "mse", "wall_time"]
+
+
+def trial_stats(df: pd.DataFrame, metric: str, by=KEYS) -> pd.DataFrame:
+    """Mean and spread of ``metric`` over the ok trials (finite values) of each group.
+
+    Columns: ``count, mean, sd, min, max, sem`` (sd, sem with ``ddof=1``; NaN
+    for a single trial). Every summary of the harness — this module's table and
+    the figures' — is computed here.
+    """
+    ok = df[(df["status"] == "ok") & np.isfinite(df[metric])]
+    g = ok.groupby(list(by))[metric]
+    out = pd.DataFrame({
+        "count": g.count(),
+        "mean": g.mean(),
+        "sd": g.std(ddof=1),
+        "min": g.min(),
+        "max": g.max(),
+    })
+    out["sem"] = out["sd"] / np.sqrt(out["count"])
+    return out
 
 
 def summarize(table: pd.DataFrame) -> pd.DataFrame:
@@ -19,8 +40,9 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
         raise ValueError(f"not a results table: missing columns {missing}")
     ok = table[table["status"] == "ok"]
     metrics = [m for m in METRICS if m in ok.columns and ok[m].notna().any()]
-    out = ok.groupby(KEYS)[metrics].mean()
-    out.insert(0, "trials", ok.groupby(KEYS)["trial"].nunique())
+    out = pd.DataFrame({"trials": ok.groupby(KEYS)["trial"].nunique()})
+    for m in metrics:
+        out[m] = trial_stats(ok, m)["mean"]
     failed = table[table["status"] != "ok"].groupby(KEYS).size()
     out = out.join(failed.rename("failed"), how="outer")
     out["trials"] = out["trials"].fillna(0).astype(int)

@@ -9,8 +9,8 @@ from paceggm.privacy.accounting import approx_dp_to_zcdp, zcdp_to_approx_dp
 from paceggm.privacy.ledger import BudgetExceededError, Charge, ZCDPLedger
 from paceggm.privacy.mechanisms import (
     exponential_mechanism,
-    exponential_mechanism_probabilities,
     exponential_mechanism_epsilon,
+    exponential_mechanism_probabilities,
     gaussian_mechanism,
     gaussian_sigma,
     sparse_vector,

@@ -41,14 +41,14 @@ class ZCDPAccountant(ZCDPLedger):
     """
 
     @classmethod
-    def from_approx_dp(cls, epsilon: float, delta: float) -> "ZCDPAccountant":
+    def from_approx_dp(cls, epsilon: float, delta: float) -> ZCDPAccountant:
         """An accountant holding the ρ that implies ``(epsilon, delta)``-DP (:func:`approx_dp_to_zcdp`)."""
         return cls(approx_dp_to_zcdp(epsilon, delta))
 
-    def __copy__(self) -> "ZCDPAccountant":
+    def __copy__(self) -> ZCDPAccountant:
         return self
 
-    def __deepcopy__(self, memo) -> "ZCDPAccountant":
+    def __deepcopy__(self, memo) -> ZCDPAccountant:
         return self
 
     def __repr__(self) -> str:

@@ -1,4 +1,4 @@
-"""The Gaussian and exponential mechanisms under ρ-zCDP (SPEC §1)."""
+"""The Gaussian and exponential mechanisms under ρ-zCDP (README, *Privacy model*)."""
 
 from __future__ import annotations
 

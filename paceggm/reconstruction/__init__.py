@@ -1,4 +1,4 @@
-"""Maximum-entropy reconstruction of a covariance from noisy entries (SPEC §4).
+"""Maximum-entropy reconstruction of a covariance from noisy entries (README, *Reconstruction and its solvers*).
 
 One entry point, :func:`reconstruct`, in front of interchangeable solvers:
 
@@ -22,10 +22,9 @@ from __future__ import annotations
 import inspect
 import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning

@@ -4,10 +4,8 @@ IPM-Cholesky runs tens of thousands of L-BFGS-B iterations per block on the larg
 blocks of a PACE-GGM run, at ``n = d(d+1)/2 ≈ 5,000`` variables. Per iteration,
 ``minimize`` adds Python work around the compiled routine (a ``ScalarFunction``
 that copies and compares ``x``, a result object, a float64 copy of the gradient,
-and at every call a Python loop over all ``n`` bounds): about 80 µs an iteration
-on a quadratic with ``n = 4851``, against ≈ 130 µs in the routine there. On a
-d = 98 block of a real run a whole iteration now costs ≈ 320 µs, ≈ 90 µs of it
-in our objective and most of the rest in the routine.
+and at every call a Python loop over all ``n`` bounds), a large share of each
+iteration (measured in REPRODUCTION.md, *How the solvers' settings were chosen*).
 This driver runs the same routine (``scipy.optimize._lbfgsb.setulb``) with the
 same reverse-communication loop, stopping rules and workspace, so it returns
 bit-identical iterates (tested against ``minimize``); it only leaves the
@@ -21,7 +19,7 @@ which gives the same answer more slowly.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import scipy

@@ -1,4 +1,4 @@
-"""Connected components of the measured pattern (SPEC §4)."""
+"""Connected components of the measured pattern: the reconstruction splits into independent blocks."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""IPM-Cholesky: the published reference solver (SPEC §4).
+"""IPM-Cholesky: the published reference solver (README, *Reconstruction and its solvers*).
 
 ``W = L Lᵀ`` with ``L`` lower triangular, ``L_jj > 0``. For a geometric
 sequence ``μ_0 > μ_1 > … ≥ μ_min`` the barrier objective
@@ -6,44 +6,29 @@ sequence ``μ_0 > μ_1 > … ≥ μ_min`` the barrier objective
 diagonal), each stage warm-started from the previous one.
 
 Choices the publication leaves open (all in normalised units, see
-:mod:`paceggm.reconstruction.problem`):
+:mod:`paceggm.reconstruction.problem`); the measurements behind them are in
+REPRODUCTION.md, *How the solvers' settings were chosen*:
 
-* ``μ_0 = 1e-1``, ``c_μ = 0.1``, ``μ_min = 1e-8`` — eight stages. Below about
-  1e-10 the barrier problem cannot be resolved in double precision when ``y`` is
-  not PSD-completable, and 1e-8 is within ~1e-7 of the μ → 0 limit otherwise.
+* ``μ_0 = 1e-1``, ``c_μ = 0.1``, ``μ_min = 1e-8`` — eight stages: close to the
+  μ → 0 limit, and above the ~1e-10 below which a non-completable ``y`` cannot be
+  resolved in double precision.
 * Each stage minimises ``φ_μ / μ`` rather than ``φ_μ``: same minimiser, but
   L-BFGS-B's relative-reduction stop would otherwise end the small-μ stages
   after a few iterations.
 * Tolerances: L-BFGS-B's relative-reduction test ``ftol = 1e-12`` in the
-  intermediate stages and ``1e-15`` in the last, ``gtol = 1e-8`` throughout;
-  iterations are capped per stage. At small μ the scaled objective has curvature
-  ~1/μ on the measured entries and O(1) elsewhere, so this first-order method
-  stalls rather than converges: on a noise-free 8-dimensional chordal problem
-  these settings reach 3e-5 relative error (the looser 1e-9/1e-13 reach 3e-4,
-  fully tight 1e-15/1e-15 reach 2e-6 at 1.6× the cost of ours); on hard
-  instances expect ~1e-3. It is the faithful reference, not an exact solver.
+  intermediate stages and ``1e-15`` in the last, ``gtol = 1e-8`` throughout. At
+  small μ the scaled objective has curvature ~1/μ on the measured entries and
+  O(1) elsewhere, so this first-order method stalls rather than converges
+  (~1e-3 relative error on hard instances): it is the faithful reference, not an
+  exact solver.
 * Iteration caps: 5,000 per intermediate stage, 7,500 in the last. On the large
   blocks of a PACE-GGM run the small-μ stages end at their cap, so the caps set
-  the cost. Measured on blocks from a communities_crime run (ρ = 10, d = 48–98)
-  and spambase (ρ = 10, d = 39): against a last stage of 15,000 evaluations
-  (SciPy's ``maxfun`` default, which was the binding cap before), 7,500 takes
-  0.80–0.87 of the time at d = 94–98 and leaves the distance to the exact
-  completion at 4.2e-3 instead of 4.05e-3, 1.34e-2 instead of 1.32e-2, and
-  unchanged at d = 48 and 82 — the last stage stalls. The intermediate caps are
-  not where time can go: 3,500 or 2,500 leave 1.3–2.8× the error.
+  the cost; a higher last cap buys almost nothing because that stage stalls.
   ``maxfun`` is set to twice the cap so that iterations, not evaluations, bind.
-* L-BFGS-B keeps ``maxcor = 5`` correction pairs. Its own cost per iteration
-  (``O(m² n)`` in the subspace step, ``n = d(d+1)/2``) dominated the solves at
-  ``d ≈ 60–100`` with ``m = 20``; on 17 solves taken from communities_crime (ρ = 1)
-  and spambase (ρ = 10) runs, ``m = 5`` took 15.0 s against 25.3 s and left the
-  distance to the exact (Newton) completion unchanged in the median (2.8e-5 vs
-  2.9e-5), 1.4e-3 against 9.7e-4 at worst — within the stall level above.
-  Looser intermediate ``ftol`` was faster still but not adopted: the last stage
-  cannot recover what the earlier ones left (7e-3 on the d = 67 block).
+* ``maxcor = 5`` correction pairs: L-BFGS-B's own ``O(m² n)`` subspace step
+  (``n = d(d+1)/2``) dominates at ``d ≈ 60–100`` with more, for no gain in accuracy.
 * L-BFGS-B is SciPy's routine driven directly (:mod:`._lbfgsb`), not through
-  ``minimize``: bit-identical iterates, 1.21–1.31× faster solves at d = 94–98
-  (1.5–1.7× at d = 9–27), where ``minimize``'s wrapper cost about a quarter of
-  each iteration.
+  ``minimize``: the same iterates without the wrapper's per-iteration cost.
 
 When ``y`` is not PSD-completable the limit does not exist in floating point and
 the estimate is the barrier solution at ``μ_min``.
@@ -82,16 +67,11 @@ class _ScaledBarrier:
     gradient is ``2 G L − 2μ/L_jj`` on the diagonal, ``G`` symmetric on the
     pattern (``G_jj = 2λ r``, ``G_jk = G_kj = λ r``). Cost ``O(|S|·d)``: ``W`` only
     on the pattern, and ``G L`` as a sparse–dense product with ``G``'s CSR
-    structure built once per problem — an evaluation only refills its values.
-    Building the sparse matrix anew at every evaluation cost more than the
-    arithmetic; refilling it is 3.2× faster than summing scaled rows of ``L``
-    with ``np.add.reduceat`` (the previous version) at d = 98, |S| = 322.
-    ``L`` lives in one buffer whose upper triangle stays zero, so an evaluation
-    only scatters ``v`` into it, and ``G L`` is read back through flat indices:
-    1.5× faster again at that size (68 µs against 100–122 µs) with bit-identical
-    values. At ρ = 10 on communities_crime (d = 98, |S| = 322) an evaluation
-    costs ≈ 90 µs of an iteration's ≈ 320 µs; L-BFGS-B's own routine
-    (``n = 4851``, ``m = 5``) is most of the rest.
+    structure built once per problem — an evaluation only refills its values
+    (building it anew cost more than the arithmetic). ``L`` lives in one buffer
+    whose upper triangle stays zero, so an evaluation only scatters ``v`` into
+    it, and ``G L`` is read back through flat indices. Timings: REPRODUCTION.md,
+    *How the solvers' settings were chosen*.
     """
 
     def __init__(self, p: Problem) -> None:

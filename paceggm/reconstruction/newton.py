@@ -1,4 +1,4 @@
-"""Newton on the sparse precision: the exact, fast max-entropy solver (SPEC §4).
+"""Newton on the sparse precision: the exact, fast max-entropy solver (the default).
 
 At the optimum of ``min_W L(W) − μ log det W`` the precision ``P = W⁻¹`` is zero
 off the pattern ``S`` and, with ``W = P⁻¹``,

@@ -1,4 +1,4 @@
-"""Projected gradient descent on ``L(W)`` over the PSD cone (SPEC §4).
+"""Projected gradient descent on ``L(W)`` over the PSD cone: a published comparison solver.
 
 No entropy term: PGD finds *a* minimiser of the weighted loss, not the
 maximum-entropy one, and which one depends on where the unmeasured entries
@@ -12,14 +12,11 @@ eigendecompositions, which is what makes the solver comparison affordable.
 
 The iteration stops when a step moves ``W`` by less than ``tol = 3e-6`` of its
 norm. The limit of the iteration is the minimiser PGD reports, and stopping
-earlier on the same path only truncates it. Both first-order references are run
-to the same accuracy: on blocks of d = 82 and 94 from a communities_crime run
-(ρ = 10) PGD's answer lies within 2.4e-3–3.2e-3 (relative Frobenius) of its
-path's limit (``tol = 1e-9``, 10⁵ iterations), where IPM-Cholesky's lies within
-4.0e-3–4.2e-3 of the exact completion. ``tol = 1e-6`` reaches 0.9e-3–1.4e-3 with
-1.5–1.7× the eigendecompositions (on blocks of d = 26 and 62 at ρ = 1, 4× fewer
-than ``tol = 1e-8``), ``5e-6`` reaches 3.4e-3–5.3e-3. At large ρ a run solves
-hundreds of blocks of d ≈ 90, so this tolerance sets the cost of PGD's cells.
+earlier on the same path only truncates it. The tolerance puts PGD about as close
+to its limit as IPM-Cholesky gets to the exact completion (a few 1e-3 on the
+largest blocks), so the two first-order references are compared at the same
+accuracy; at large ρ it sets the cost of PGD's cells (measurements in
+REPRODUCTION.md, *How the solvers' settings were chosen*).
 
 With the component decomposition on, entries across components are fixed at 0;
 with it off and unmeasured entries started at 1 they are free to stay non-zero,
@@ -38,10 +35,9 @@ from paceggm.reconstruction.result import BlockSolution
 
 def _project_psd(W: np.ndarray) -> np.ndarray:
     # LAPACK's divide-and-conquer driver, the one np.linalg.eigh calls, called
-    # directly: numpy's wrapper cost a few per cent of an iteration. On 40 blocks
-    # (d = 2–98) the solves are bit-identical to the np.linalg.eigh version and
-    # 1.02–1.07× faster at d ≥ 60; not always, though: over the 1,400 cells of the
-    # `solver` recipe, three PGD cells' errors differ in the twelfth digit.
+    # directly: numpy's wrapper cost a few per cent of an iteration. The solves
+    # match the np.linalg.eigh version bit for bit on most blocks, not all
+    # (twelfth digit; REPRODUCTION.md, How the solvers' settings were chosen).
     vals, vecs, info = lapack.dsyevd(W, compute_v=1, lower=1)
     if info != 0:
         raise np.linalg.LinAlgError(f"eigendecomposition did not converge (LAPACK dsyevd info={info})")
@@ -72,7 +68,7 @@ def solve_pgd(
     Z, t = W, 1.0
     n_iter = 0
     converged = False
-    for n_iter in range(1, maxiter + 1):
+    for n_iter in range(1, maxiter + 1):  # noqa: B007 (the count is returned)
         W_new = _project_psd(Z - gw * (Z - p.y) / lip)
         step = np.linalg.norm(W_new - W)
         if accelerated:

@@ -1,4 +1,4 @@
-"""The weighted-measurement problem every max-entropy solver works on (SPEC §4).
+"""The weighted-measurement problem every max-entropy solver works on.
 
 ``L(W) = Σ_{(j,k)∈S} λ_jk (W_jk − y_jk)²`` over lower-triangle pairs ``j ≥ k``
 (each off-diagonal pair counted once), barrier problems
@@ -8,7 +8,8 @@ Solvers see the problem in normalised units: ``y`` divided by ``s = mean |y_jj|`
 and ``λ`` by ``λ̄`` (the geometric mean of the measured precisions). Then
 ``L(sW') = s²λ̄ · L'(W')`` and ``log det(sW') = d log s + log det W'``, so the
 barrier problem at ``μ`` is the normalised one at ``μ' = μ / (s²λ̄)``: μ values
-are dimensionless fractions of the natural unit ``s²λ̄`` (SPEC §4).
+are dimensionless fractions of the natural unit ``s²λ̄``, so one schedule
+suits every data set.
 """
 
 from __future__ import annotations

@@ -26,7 +26,6 @@ spends none of that confidence.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np

@@ -14,14 +14,9 @@ import sys
 from pathlib import Path
 
 from .dataset import load_dataset
-from .registry import get_config, list_datasets, repo_root, resolve_data_dir
+from .registry import get_config, list_datasets, paper_datasets, repo_root, resolve_data_dir
 from .sources import OFFLINE_ENV, DatasetUnavailableError
 from .stats import TableRow, dataset_statistics, write_tables
-
-# Table order: the publication's (by d).
-PAPER_ORDER = ("adult", "seoul_bike", "life_expectancy", "parkinsons", "thyroid_ann", "ibm", "pol",
-               "breast_cancer", "bank32nh", "ailerons", "spambase", "communities_crime",
-               "indian_pines", "madeline")
 
 
 def build_rows(names, *, preprocessing: str, data_dir) -> list[TableRow]:
@@ -57,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.offline:
         os.environ[OFFLINE_ENV] = "1"
-    names = args.datasets or [n for n in PAPER_ORDER if n in list_datasets()]
+    names = args.datasets or [n for n in paper_datasets() if n in list_datasets()]  # its table's order
     print(f"data directory: {resolve_data_dir(args.data_dir)}")
     rows = build_rows(names, preprocessing=args.preprocessing, data_dir=args.data_dir)
     stem = "datasets" if args.preprocessing == "paper" else f"datasets_{args.preprocessing}"

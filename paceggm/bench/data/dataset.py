@@ -101,7 +101,7 @@ def load_dataset(name: str, *, preprocessing: str = "paper",
     Parameters
     ----------
     name : str
-        A key of :func:`list_datasets` (the 14 data sets of SPEC §6 or ``breast_cancer_sklearn``).
+        A key of :func:`list_datasets` (the 14 data sets of the publication or ``breast_cancer_sklearn``).
     preprocessing : {"paper", "strict", "none"}, default="paper"
         See :mod:`paceggm.bench.data.preprocess`.
     data_dir : path-like, optional

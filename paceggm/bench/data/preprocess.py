@@ -2,7 +2,7 @@
 
 Column selection follows the registry; then one of three preprocessings:
 
-``paper`` (SPEC §6, the publication's): drop rows with a missing value, drop constant columns,
+``paper`` (the publication's): drop rows with a missing value, drop constant columns,
     map every column linearly so its minimum goes to -1 and its maximum to +1, centre every
     column at its mean. The publication then declares ``B = 1``, but after centring a value can
     reach ``1 + |mean_j|`` (up to 2): the declared bound does *not* hold. ``Dataset.max_abs``
@@ -80,7 +80,7 @@ def complete_nonconstant(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def scale_paper(X: np.ndarray) -> np.ndarray:
-    """Columns mapped linearly onto [-1, 1] (min -> -1, max -> +1), then centred (SPEC §6)."""
+    """Columns mapped linearly onto [-1, 1] (min -> -1, max -> +1), then centred, as published."""
     lo, hi = X.min(axis=0), X.max(axis=0)
     if np.any(hi <= lo):
         raise ValueError("scale_paper needs non-constant columns")

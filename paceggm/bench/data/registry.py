@@ -58,12 +58,7 @@ def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path:
     return _from_root(str(_paths_config().get("data_dir", "datasets/raw"))).resolve()
 
 
-def cache_dir() -> Path:
-    """Where OpenML downloads are kept (``conf/paths`` ``cache_dir``, default ``<repo>/datasets/cache``)."""
-    return _from_root(str(_paths_config().get("cache_dir", "datasets/cache")))
-
-
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _registry(root: str) -> dict[str, DictConfig]:
     entries = {}
     for path in sorted(Path(root, "dataset").glob("*.yaml")):
@@ -78,8 +73,17 @@ def _registry(root: str) -> dict[str, DictConfig]:
 
 
 def list_datasets() -> list[str]:
-    """Names of every registered data set, sorted (the 14 of SPEC §6 and ``breast_cancer_sklearn``)."""
+    """Names of every registered data set, sorted (:func:`paper_datasets` and ``breast_cancer_sklearn``)."""
     return sorted(_registry(str(conf_dir())))
+
+
+def paper_datasets() -> list[str]:
+    """The fourteen data sets of the publication, in its order (by d).
+
+    The one list of them is ``paper_datasets`` in ``conf/config.yaml``, which the
+    recipes interpolate; everything in Python reads it from there.
+    """
+    return list(OmegaConf.load(conf_dir() / "config.yaml").paper_datasets)
 
 
 def get_config(name: str) -> DictConfig:

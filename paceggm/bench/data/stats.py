@@ -8,7 +8,7 @@ All but ``max_abs`` are invariant to a global rescaling, so ``paper`` and ``stri
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -146,7 +146,3 @@ def write_tables(rows: list[TableRow], out_dir: Path, *, preprocessing: str, ste
     md.write_text(markdown_table(rows, preprocessing=preprocessing), encoding="utf-8")
     tex.write_text(latex_table(rows, preprocessing=preprocessing), encoding="utf-8")
     return [md, tex]
-
-
-def statistics_as_dict(stats: DatasetStatistics) -> dict:
-    return asdict(stats)

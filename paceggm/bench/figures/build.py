@@ -1,4 +1,4 @@
-"""Build every figure and table of SPEC §8 that the results store has data for.
+"""Build every figure and table of the publication's experiments that the results store has data for.
 
 Each artifact names the experiments it can be read from (``FiguresConfig.sources``,
 dedicated experiment first, ``quick`` last) and the rows it needs (methods and
@@ -15,13 +15,21 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from paceggm.bench.methods import METHODS
+
 from . import claims, plots, style, tables
 from .config import FiguresConfig
-from .results import (CellProblem, cell_problems, datasets_by_d, dims, load_results,
-                      pick_preprocessing, select_variants, variant_label)
+from .results import (
+    CellProblem,
+    cell_problems,
+    datasets_by_d,
+    dims,
+    load_results,
+    pick_preprocessing,
+    select_variants,
+    variant_label,
+)
 
-#: Methods whose result is a regression MSE rather than a covariance.
-REGRESSION_METHODS = ("adassp", "paceggm_regression")
 ERRORS = ["mahalanobis", "frobenius"]
 
 
@@ -60,9 +68,10 @@ class BuildLog:
 
 
 def _is_regression(df: pd.DataFrame) -> pd.Series:
-    """Rows of regression methods: known ones, and any method with a finite MSE somewhere."""
+    """Rows of regression methods: registered ones, and any method with a finite MSE somewhere."""
     has_mse = df.groupby("method")["mse"].transform(lambda s: np.isfinite(s).any())
-    return df["method"].isin(REGRESSION_METHODS) | has_mse.astype(bool)
+    registered = [k for k, spec in METHODS.items() if spec.task == "regression"]
+    return df["method"].isin(registered) | has_mse.astype(bool)
 
 
 def _covariance_rows(df):
@@ -81,7 +90,7 @@ def _hp_styles(rows: pd.DataFrame) -> dict[str, style.MethodStyle]:
     """(α, β) variants styled by their grid position (the default pair included)."""
     styles = {v: style.variant_style(v) for v in rows["variant"].unique()}
     for v, g in rows[rows["method"] == "paceggm"].groupby("variant"):
-        a, b = g["alpha"].dropna(), g["beta"].dropna()
+        a, b = g["p_alpha"].dropna(), g["p_beta"].dropna()
         styles[v] = style.hyperparameter_style(
             float(a.iloc[0]) if len(a) else style.PACEGGM_DEFAULTS["alpha"],
             float(b.iloc[0]) if len(b) else style.PACEGGM_DEFAULTS["beta"])
@@ -202,16 +211,22 @@ def _tables(log, config, tables_, *, name, title, description, artifact, select,
     return art
 
 
-def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = None) -> BuildLog:
+def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = None, *,
+              experiments=None) -> BuildLog:
     """Build every artifact it can from ``runs/*/results.parquet`` into ``out``.
 
-    Returns the :class:`BuildLog`; :func:`report.write_report` turns it into
-    ``out/REPORT.md``.
+    ``experiments`` restricts the tables read (e.g. ``["quick"]`` draws a
+    reduced recipe alone). An artifact without results is skipped and its
+    existing files in ``out`` are left alone. Returns the :class:`BuildLog`;
+    :func:`report.write_report` turns it into ``out/REPORT.md``.
     """
     config = config or FiguresConfig()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     tables_, unreadable = load_results(runs)
+    if experiments is not None:
+        tables_ = {k: v for k, v in tables_.items() if k in experiments}
+        unreadable = {k: v for k, v in unreadable.items() if k in experiments}
     log = BuildLog(out=out, unreadable=unreadable,
                    experiments={k: (len(v), int((v["status"] == "ok").sum())) for k, v in tables_.items()})
     spread = plots.spread_caption(config.spread)
@@ -332,7 +347,7 @@ def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = 
 
     ds_md = out / "tables" / "datasets.md"
     art = Artifact("datasets", "table", "Data sets",
-                   "The data sets with n, d and the statistics of SPEC §6, as computed by the "
+                   "The data sets with n, d and their statistics (e_off, effective rank, correlations), as computed by the "
                    "data stage next to the publication's values.")
     if ds_md.is_file():
         art.files = [p for p in (ds_md, ds_md.with_suffix(".tex")) if p.is_file()]

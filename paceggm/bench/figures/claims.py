@@ -14,7 +14,7 @@ low-to-moderate privacy regimes". Three tables test it on the main comparison:
   data sets and Spearman's rank correlation between d and the gain (does the
   gain grow with the dimension?).
 
-For the solver comparison (SPEC §8.4), where every variant of a trial shares
+For the solver comparison (the `solver` recipe), where every variant of a trial shares
 its seed:
 
 * :func:`ratio_table` — each variant's mean error or time divided by a
@@ -31,8 +31,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from paceggm.bench.summary import trial_stats
+
 from . import style
-from .results import datasets_by_d, dims, summarize
+from .results import datasets_by_d, dims
 from .tables import MISSING, Table, dataset_row_label, fmt_sig, rho_label
 
 __all__ = ["gain_table", "paired_ratio_table", "ratio_table", "spearman", "winners_table"]
@@ -40,7 +42,7 @@ __all__ = ["gain_table", "paired_ratio_table", "ratio_table", "spearman", "winne
 
 def _means(df: pd.DataFrame, metric: str) -> pd.Series:
     """Mean of ``metric`` over ok trials, indexed by (dataset, variant, rho)."""
-    return summarize(df, metric, by=("dataset", "variant", "rho"))["mean"].dropna()
+    return trial_stats(df, metric, by=("dataset", "variant", "rho"))["mean"].dropna()
 
 
 def spearman(x, y) -> float:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from .style import FULL_WIDTH
 
-#: SPEC §8: the main text's five data sets (the hyperparameter experiment's five).
+#: The publication's main text's five data sets (the hyperparameter experiment's five).
 MAIN_DATASETS = ("adult", "life_expectancy", "ibm", "bank32nh", "spambase")
 
 #: Artifact → experiments to read it from, first found wins. ``quick`` holds a

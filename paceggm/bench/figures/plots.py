@@ -19,8 +19,9 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import LogLocator, NullFormatter
 
+from paceggm.bench.summary import trial_stats
+
 from . import style
-from .results import summarize
 
 RHO_LABEL = "ρ (zCDP)"
 PANEL_HEIGHT = 1.4  # inches per row of panels
@@ -106,7 +107,7 @@ def metric_grid(df: pd.DataFrame, *, datasets: list[str], variants: list[str], m
     with mpl.rc_context(style.RC):
         fig = _new_figure(width, PANEL_HEIGHT * nrows + 0.45)
         axes = np.atleast_2d(fig.subplots(nrows, ncols, squeeze=False))
-        stats = {m: summarize(df, m) for m in metrics}
+        stats = {m: trial_stats(df, m) for m in metrics}
         grid = pd.Index(sorted(rhos), name="rho")
         drawn: set[str] = set()
         for b, block in enumerate(blocks):

@@ -1,9 +1,10 @@
-"""Reading the harness's results tables and summarising them over trials.
+"""Reading the harness's results tables: validation, variant labels, and the gaps of a grid.
 
 The figures stage reads nothing else: ``runs/<experiment>/results.parquet`` with
-the columns of the results contract (:mod:`paceggm.bench.schema`). Summaries use only
-``status == "ok"`` rows; cells without any such row are *missing* (never run)
-or *failed* (run, every trial failed), and are reported, never interpolated.
+the columns of the results contract (:mod:`paceggm.bench.schema`). Summaries
+(:func:`paceggm.bench.summary.trial_stats`) use only ``status == "ok"`` rows;
+cells without any such row are *missing* (never run) or *failed* (run, every
+trial failed), and are reported, never interpolated.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from paceggm.bench.cells import variant_label
 from paceggm.bench.execute import bound_policy
-from paceggm.bench.schema import RESULT_COLUMNS, guarantee_holds
+from paceggm.bench.schema import RESULT_COLUMNS, guarantee_holds, is_legacy, migrate
 
 from .style import PACEGGM_DEFAULTS, parse_variant
 
-_NUMERIC = ("n", "d", "alpha", "beta", "rho", "trial", "mahalanobis", "frobenius", "mse",
+_NUMERIC = ("n", "d", "rho", "trial", "mahalanobis", "frobenius", "mse",
             "n_measured_diag", "n_measured_offdiag", "n_rounds", "rho_spent", "wall_time", "solve_time")
 STATUSES = ("ok", "failed")
 CELL = ("dataset", "variant", "rho")
@@ -44,6 +46,10 @@ def validate_results(df: pd.DataFrame, *, source: str = "results table") -> pd.D
     missing = [c for c in RESULT_COLUMNS if c not in df.columns]
     if missing:
         raise ResultsError(f"{source}: missing columns {missing} (see paceggm.bench.schema)")
+    if is_legacy(df):
+        if "params" not in df.columns:
+            raise ResultsError(f"{source}: a table of the earlier layout without its 'params' column")
+        df = migrate(df)  # in memory; `python -m paceggm.bench.schema <file>` rewrites the file
     out = df.copy()
     for col in _NUMERIC:
         try:
@@ -60,7 +66,7 @@ def validate_results(df: pd.DataFrame, *, source: str = "results table") -> pd.D
             parse_variant(v)
         except ValueError as exc:
             raise ResultsError(f"{source}: {exc}") from exc
-    for col in ("experiment", "dataset", "method", "variant", "preprocessing", "error", "solver"):
+    for col in ("experiment", "dataset", "method", "variant", "preprocessing", "error"):
         out[col] = out[col].fillna("").astype(str)
     # One row per cell and trial: the same cell can be listed twice when a
     # recipe (``quick``) reuses it in several parts; keep an ``ok`` row first.
@@ -100,8 +106,8 @@ def canonical_variants(df: pd.DataFrame) -> pd.DataFrame:
     computation is ``paceggm`` in ``main``, ``paceggm[solver=ipm]`` in
     ``solver`` and ``paceggm[alpha=0.3,beta=0.5]`` in ``hyperparameters``,
     and an entry such as ``paceggm_nocc`` says nothing the figures can parse.
-    For ``method == "paceggm"`` the label is rebuilt from the ``solver``,
-    ``use_components``, ``alpha`` and ``beta`` columns, naming only values that
+    For ``method == "paceggm"`` the label is rebuilt from the ``p_solver``,
+    ``p_use_components``, ``p_alpha`` and ``p_beta`` columns, naming only values that
     differ from the estimator's defaults (plus any other grid parameter of the
     original label). If two original labels would merge into one while being
     different computations of the same (data set, ρ, trial), both keep their
@@ -116,7 +122,7 @@ def canonical_variants(df: pd.DataFrame) -> pd.DataFrame:
     out.loc[pace, "variant"] = canon
     # merging two labels is only right when they are the same computation
     sub = out.loc[pace]
-    for label, g in sub.groupby("variant"):
+    for _, g in sub.groupby("variant"):
         if g["variant_raw"].nunique() > 1 and g.duplicated(["dataset", "preprocessing", "rho", "trial"]).any():
             out.loc[g.index, "variant"] = g["variant_raw"]
     return out
@@ -125,30 +131,22 @@ def canonical_variants(df: pd.DataFrame) -> pd.DataFrame:
 def _canonical_paceggm(row) -> str:
     _, parsed = parse_variant(row["variant"])
     params = {k: v for k, v in parsed.items() if k not in PACEGGM_DEFAULTS}
-    solver = str(row["solver"]) if row["solver"] else PACEGGM_DEFAULTS["solver"]
+    solver = row.get("p_solver")
+    solver = str(solver) if isinstance(solver, str) and solver else PACEGGM_DEFAULTS["solver"]
     if solver != PACEGGM_DEFAULTS["solver"]:
         params["solver"] = solver
-    uc = row["use_components"]
+    uc = row.get("p_use_components")
     if uc is not None and not pd.isna(uc) and bool(uc) != PACEGGM_DEFAULTS["use_components"]:
         params["use_components"] = bool(uc)
-    a = row["alpha"] if np.isfinite(row["alpha"]) else PACEGGM_DEFAULTS["alpha"]
-    b = row["beta"] if np.isfinite(row["beta"]) else PACEGGM_DEFAULTS["beta"]
+    a, b = (_finite(row.get(f"p_{k}"), PACEGGM_DEFAULTS[k]) for k in ("alpha", "beta"))
+    # the pair is named together: the figures show it as one point of the (α, β) grid
     if (a, b) != (PACEGGM_DEFAULTS["alpha"], PACEGGM_DEFAULTS["beta"]):
-        params["alpha"], params["beta"] = float(a), float(b)
+        params["alpha"], params["beta"] = a, b
     return variant_label(row["method"], params)
 
 
-def variant_label(method: str, params: dict) -> str:
-    """``method[k=v,...]`` with keys sorted (the harness's format)."""
-    def fmt(v):
-        if isinstance(v, bool):
-            return str(v)
-        if isinstance(v, float):
-            return f"{v:g}"
-        return str(v)
-    if not params:
-        return method
-    return method + "[" + ",".join(f"{k}={fmt(params[k])}" for k in sorted(params)) + "]"
+def _finite(value, default: float) -> float:
+    return float(value) if value is not None and np.isfinite(value) else default
 
 
 def load_results(runs: str | Path) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
@@ -179,10 +177,6 @@ def load_results(runs: str | Path) -> tuple[dict[str, pd.DataFrame], dict[str, s
         except ResultsError as exc:
             errors[name] = str(exc)
     return tables, errors
-
-
-def variant_params(variant: str) -> dict:
-    return parse_variant(variant)[1]
 
 
 def select_variants(df: pd.DataFrame, *, methods=None, params: set[str] = frozenset(),
@@ -223,25 +217,6 @@ def datasets_by_d(df: pd.DataFrame, only=None) -> list[str]:
 
 def dims(df: pd.DataFrame) -> dict[str, int]:
     return {k: int(v) for k, v in df.groupby("dataset")["d"].max().items() if np.isfinite(v)}
-
-
-def summarize(df: pd.DataFrame, metric: str, by=CELL) -> pd.DataFrame:
-    """Mean and spread of ``metric`` over the ok trials of each group.
-
-    Columns: ``count, mean, sd, sem, min, max`` (sd, sem with ``ddof=1``; NaN
-    for a single trial).
-    """
-    ok = df[(df["status"] == "ok") & np.isfinite(df[metric])]
-    g = ok.groupby(list(by))[metric]
-    out = pd.DataFrame({
-        "count": g.count(),
-        "mean": g.mean(),
-        "sd": g.std(ddof=1),
-        "min": g.min(),
-        "max": g.max(),
-    })
-    out["sem"] = out["sd"] / np.sqrt(out["count"])
-    return out
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,10 @@
-"""The one place for how methods look: names, colours, markers, line styles, order.
+"""How methods and their variants look: labels, colours, markers, line styles, order.
 
-Every figure and table asks this module for a variant's label and style, so a
-method added here (or to :data:`METHODS` at run time via :func:`register_method`)
-shows up the same way everywhere. An unknown method still gets a stable style
+Every figure and table asks this module for a variant's label and style. A
+base method's look is its entry in the method registry
+(:data:`paceggm.bench.methods.METHODS`), so a method registered there shows up
+the same way everywhere; this module adds the looks of variants (solvers,
+components off, the (α, β) grid). An unknown method still gets a stable style
 derived from its key, so nothing breaks before it is registered.
 
 Figures must read in grayscale: each method differs from the others by marker
@@ -18,54 +20,16 @@ import inspect
 import re
 import textwrap
 import zlib
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import matplotlib as mpl
 
 from paceggm import PACEGGM
-
-# Okabe & Ito (2008) colour-blind-safe palette.
-_OI = {
-    "black": "#000000",
-    "orange": "#E69F00",
-    "sky": "#56B4E9",
-    "green": "#009E73",
-    "yellow": "#F0E442",
-    "blue": "#0072B2",
-    "vermillion": "#D55E00",
-    "purple": "#CC79A7",
-    "grey": "#7F7F7F",
-}
+from paceggm.bench.methods import METHODS, PALETTE, MethodStyle
 
 #: Figure widths (inches) of a two-column paper.
 COLUMN_WIDTH = 3.3
 FULL_WIDTH = 7.0
-
-
-@dataclass(frozen=True)
-class MethodStyle:
-    """How one method or variant is drawn and named."""
-
-    label: str
-    color: str
-    marker: str
-    linestyle: str | tuple
-    order: int
-
-
-#: Base methods in legend order. Keys are the harness's ``method`` column.
-METHODS: dict[str, MethodStyle] = {
-    "paceggm": MethodStyle("PACE-GGM", _OI["vermillion"], "o", "-", 0),
-    "paceggm_regression": MethodStyle("PACE-GGM", _OI["vermillion"], "o", "-", 1),
-    "ssp": MethodStyle("SSP", _OI["blue"], "s", "--", 10),
-    "ssp_projected": MethodStyle("SSP (PSD-projected)", _OI["sky"], "D", (0, (5, 1, 1, 1)), 11),
-    "ssp_tight": MethodStyle("SSP (tight)", _OI["purple"], "P", (0, (3, 1, 1, 1, 1, 1)), 12),
-    "adaptivecov": MethodStyle("AdaptiveCov", _OI["green"], "^", "-.", 20),
-    "gausscov": MethodStyle("GaussCov", _OI["orange"], "v", (0, (1, 1)), 21),
-    "separatecov": MethodStyle("SeparateCov", _OI["yellow"], "<", (0, (4, 2, 1, 2)), 22),
-    "diagonal": MethodStyle("Diagonal only", _OI["grey"], "x", ":", 30),
-    "adassp": MethodStyle("AdaSSP", _OI["blue"], "s", "--", 40),
-}
 
 #: The estimator's own defaults: a variant names only what differs from them, and
 #: the figures mark the (α, β) pair and solver PACE-GGM runs with by default.
@@ -75,12 +39,12 @@ PACEGGM_DEFAULTS = {k: p.default for k, p in inspect.signature(PACEGGM).paramete
 #: Variants compared in the solver / components experiments, with their own look.
 SOLVER_LABELS = {"ipm": "IPM", "pgd0": "PGD init 0", "pgd1": "PGD init 1", "newton": "Newton"}
 VARIANTS: dict[str, MethodStyle] = {
-    "paceggm[solver=ipm]": MethodStyle("PACE-GGM (IPM)", _OI["orange"], "D", "-.", 2),
-    "paceggm[solver=pgd0]": MethodStyle("PACE-GGM (PGD init 0)", _OI["purple"], "v", "--", 3),
-    "paceggm[solver=pgd1]": MethodStyle("PACE-GGM (PGD init 1)", _OI["sky"], "^", ":", 4),
-    "paceggm[solver=newton]": MethodStyle("PACE-GGM (Newton)", _OI["green"], "s", (0, (5, 1)), 5),
+    "paceggm[solver=ipm]": MethodStyle("PACE-GGM (IPM)", PALETTE["orange"], "D", "-.", 2),
+    "paceggm[solver=pgd0]": MethodStyle("PACE-GGM (PGD init 0)", PALETTE["purple"], "v", "--", 3),
+    "paceggm[solver=pgd1]": MethodStyle("PACE-GGM (PGD init 1)", PALETTE["sky"], "^", ":", 4),
+    "paceggm[solver=newton]": MethodStyle("PACE-GGM (Newton)", PALETTE["green"], "s", (0, (5, 1)), 5),
     "paceggm[use_components=False]": MethodStyle(
-        "PACE-GGM (components off)", _OI["black"], "x", "--", 6
+        "PACE-GGM (components off)", PALETTE["black"], "x", "--", 6
     ),
 }
 
@@ -105,13 +69,6 @@ _FALLBACK_MARKERS = ["h", "*", "p", "d", "8", "H", ">", "X"]
 _FALLBACK_LINES = ["-", "--", "-.", ":", (0, (5, 2)), (0, (1, 2)), (0, (3, 2, 1, 2)), (0, (6, 1))]
 
 _VARIANT_RE = re.compile(r"^(?P<method>[^\[\]]+?)(?:\[(?P<params>[^\[\]]*)\])?$")
-
-
-def register_method(key: str, style: MethodStyle) -> None:
-    """Add or replace a method's style; every figure and table picks it up."""
-    if not isinstance(style, MethodStyle):
-        raise TypeError(f"style must be a MethodStyle, got {type(style).__name__}")
-    METHODS[key] = style
 
 
 def _parse_value(text: str):
@@ -160,8 +117,11 @@ def _fallback(key: str, order: int) -> MethodStyle:
 
 
 def method_style(method: str) -> MethodStyle:
-    """Style of a base method (registered or derived from its key)."""
-    return METHODS.get(method) or _fallback(method, 1000)
+    """Style of a base method: its registry entry's, else one derived from its key."""
+    spec = METHODS.get(method)
+    if spec is not None and spec.style is not None:
+        return spec.style
+    return _fallback(method, 1000)
 
 
 def _params_text(params: dict) -> str:

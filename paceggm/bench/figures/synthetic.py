@@ -15,29 +15,37 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from omegaconf import OmegaConf
 
+from paceggm.bench.data.registry import conf_dir, get_config, paper_datasets
+from paceggm.bench.schema import STORED_COLUMNS, with_param_columns
+from paceggm.bench.seeds import canonical_json
 from paceggm.reconstruction import DEFAULT_SOLVER
 
-from .results import RESULT_COLUMNS
-
-#: (n, d) of the SPEC §6 data sets used here (+ scikit-learn's embedded copy).
-SYNTHETIC_DATASETS = {
-    "adult": (48842, 6), "seoul_bike": (8760, 10), "life_expectancy": (2864, 15),
-    "parkinsons": (5875, 17), "thyroid_ann": (3772, 21), "ibm": (1470, 23), "pol": (15000, 27),
-    "breast_cancer_sklearn": (569, 30), "breast_cancer": (569, 32), "bank32nh": (8192, 33),
-    "ailerons": (13750, 34), "spambase": (4601, 58), "communities_crime": (1994, 102),
-    "indian_pines": (9144, 187), "madeline": (3140, 260),
-}
 #: Data sets whose every cell fails (as an OpenML-only data set does without network).
 UNAVAILABLE = ("madeline",)
-PAPER = tuple(k for k in SYNTHETIC_DATASETS if k != "breast_cancer_sklearn")
-RHOS = (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 2.0, 10.0)
-FIVE = ("adult", "life_expectancy", "ibm", "bank32nh", "spambase")
-SOLVER_FIVE = ("adult", "life_expectancy", "ibm", "spambase", "communities_crime")
-REGRESSION = ("seoul_bike", "life_expectancy", "parkinsons", "ibm", "pol", "bank32nh", "ailerons",
-              "communities_crime")
-GRID = (0.1, 0.3, 0.5)
-SOLVERS = ("ipm", "pgd0", "pgd1", "newton")
+PAPER = tuple(paper_datasets())
+RHOS = tuple(OmegaConf.load(conf_dir() / "config.yaml").rho)
+
+
+def _recipe(name: str):
+    """Recipe ``conf/experiment/<name>.yaml``: the one statement of its data sets and grid."""
+    return OmegaConf.load(conf_dir() / "experiment" / f"{name}.yaml")
+
+
+def _shape(name: str) -> tuple[int, int]:
+    """(n, d) as published (the data-set registry), or of the embedded copy."""
+    if name == "breast_cancer_sklearn":
+        return 569, 30
+    published = get_config(name).published
+    return int(published.n), int(published.d)
+
+
+FIVE = tuple(_recipe("hyperparameters").datasets)
+SOLVER_FIVE = tuple(_recipe("solver").datasets)
+REGRESSION = tuple(_recipe("regression").datasets)
+GRID = tuple(_recipe("hyperparameters").method.paceggm.grid.alpha)
+SOLVERS = tuple(_recipe("solver").method.paceggm.grid.solver)
 
 
 def _v(label, method=None, **params):
@@ -76,7 +84,7 @@ def _key(*parts) -> str:
 
 
 def _row(experiment, dataset, preprocessing, spec, rho, trial, fail_rate) -> dict:
-    n, d = SYNTHETIC_DATASETS[dataset]
+    n, d = _shape(dataset)
     variant, method, params = spec
     key = _key(dataset, preprocessing, method, sorted(params.items()), rho, trial)
     seed = int(key[:8], 16)
@@ -86,7 +94,7 @@ def _row(experiment, dataset, preprocessing, spec, rho, trial, fail_rate) -> dic
     alpha = float(params.get("alpha", 0.3)) if is_pace else np.nan
     beta = float(params.get("beta", 0.5)) if is_pace else np.nan
     solver = str(params.get("solver", DEFAULT_SOLVER)) if is_pace else ""
-    use_comp = bool(params.get("use_components", True)) if is_pace else pd.NA
+    use_comp = bool(params.get("use_components", True))
     ssp_frob = d * d / (n * np.sqrt(rho))
     floor = 0.05 + 0.3 * (d / 102)  # off-diagonal mass the diagonal baseline never sees
     frob = {
@@ -111,7 +119,6 @@ def _row(experiment, dataset, preprocessing, spec, rho, trial, fail_rate) -> dic
     row = {
         "experiment": experiment, "cell_key": key, "dataset": dataset,
         "preprocessing": preprocessing, "n": n, "d": d, "method": method, "variant": variant,
-        "solver": solver, "use_components": use_comp, "alpha": alpha, "beta": beta,
         "rho": rho, "trial": trial, "seed": seed, "status": "ok", "error": "",
         "mahalanobis": np.nan if regression else maha,
         "frobenius": np.nan if regression else frob,
@@ -121,6 +128,8 @@ def _row(experiment, dataset, preprocessing, spec, rho, trial, fail_rate) -> dic
         "n_rounds": int(round(off * 1.5)) + 1 if is_pace else pd.NA,
         "rho_spent": rho, "wall_time": wall,
         "solve_time": 0.8 * wall if is_pace else np.nan,
+        "params": canonical_json({"alpha": alpha, "beta": beta, "solver": solver, "use_components": use_comp}
+                                 if is_pace else {}),
     }
     if dataset in UNAVAILABLE:
         row.update(status="failed", n=np.nan, d=np.nan, mahalanobis=np.nan, frobenius=np.nan,
@@ -190,11 +199,10 @@ def _table(experiment, datasets, variants, rhos, trials, preprocessing, fail_rat
                     continue
                 rows.extend(_row(experiment, ds, preprocessing, spec, rho, t, fail_rate)
                             for t in range(trials))
-    df = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
+    df = pd.DataFrame(rows, columns=list(STORED_COLUMNS))
     for col in ("n_measured_diag", "n_measured_offdiag", "n_rounds"):
         df[col] = df[col].astype("Int64")
-    df["use_components"] = df["use_components"].astype("boolean")
-    return df
+    return with_param_columns(df)
 
 
 def write_synthetic_store(runs: str | Path, experiments=tuple(RECIPES), **kwargs) -> dict[str, Path]:

@@ -13,8 +13,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from paceggm.bench.summary import trial_stats
+
 from . import style
-from .results import datasets_by_d, dims, summarize
+from .results import datasets_by_d, dims
 
 MISSING = "—"
 
@@ -56,8 +58,8 @@ def measurements_table(df: pd.DataFrame) -> Table:
     the mean of ``n_measured_offdiag`` over ok trials (one decimal); ``d`` is
     the number of diagonal entries, all measured at initialisation.
     """
-    s = summarize(df, "n_measured_offdiag", by=("dataset", "rho"))
-    diag = summarize(df, "n_measured_diag", by=("dataset", "rho"))["mean"]
+    s = trial_stats(df, "n_measured_offdiag", by=("dataset", "rho"))
+    diag = trial_stats(df, "n_measured_diag", by=("dataset", "rho"))["mean"]
     order = datasets_by_d(df)
     rhos = sorted(df["rho"].unique())
     d = dims(df)
@@ -77,7 +79,7 @@ def measurements_table(df: pd.DataFrame) -> Table:
 
 def runtime_table(df: pd.DataFrame, metric: str = "wall_time") -> Table:
     """Mean time per trial ± standard error, per data set (and variant) and ρ."""
-    s = summarize(df, metric, by=("dataset", "variant", "rho"))
+    s = trial_stats(df, metric, by=("dataset", "variant", "rho"))
     order = datasets_by_d(df)
     variants = style.variant_order(df["variant"].unique())
     rhos = sorted(df["rho"].unique())
@@ -101,7 +103,10 @@ def runtime_table(df: pd.DataFrame, metric: str = "wall_time") -> Table:
 
 
 def _alpha_beta(df: pd.DataFrame) -> pd.DataFrame:
-    out = df.copy()
+    """The rows with their ``p_alpha``, ``p_beta`` parameter columns as ``alpha``, ``beta``."""
+    out = df.rename(columns={"p_alpha": "alpha", "p_beta": "beta"})
+    if not {"alpha", "beta"} <= set(out.columns):
+        raise ValueError("PACE-GGM rows without p_alpha/p_beta columns")
     if out[["alpha", "beta"]].isna().any().any():
         missing = out["alpha"].isna() | out["beta"].isna()
         raise ValueError(f"{int(missing.sum())} PACE-GGM rows without alpha/beta; "
@@ -127,7 +132,7 @@ def best_hyperparameters(df: pd.DataFrame, metrics=("mahalanobis", "frobenius")
     wins = pd.DataFrame(0, index=pd.MultiIndex.from_tuples(pairs, names=["alpha", "beta"]),
                         columns=list(metrics))
     for metric in metrics:
-        s = summarize(df, metric, by=("dataset", "rho", "alpha", "beta"))
+        s = trial_stats(df, metric, by=("dataset", "rho", "alpha", "beta"))
         text = pd.DataFrame(MISSING, index=[dataset_row_label(x, d) for x in order],
                             columns=[rho_label(r) for r in rhos])
         text.index.name = "data set"
@@ -180,7 +185,7 @@ _TEX = [("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"), (
 
 def tex_escape(s: str) -> str:
     out = str(s)
-    for a, b in _TEX[:1]:
+    for a, _ in _TEX[:1]:
         out = out.replace(a, "\x00")
     for a, b in _TEX[1:]:
         out = out.replace(a, b)
