@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from paceggm import PACEGGM, reconstruct
-from paceggm.reconstruction import solver_defaults
 from paceggm.exceptions import ConvergenceWarning
+from paceggm.reconstruction import solver_defaults
 
 from conftest import bounded_gaussian
 

@@ -71,7 +71,7 @@ def measure_blocks(problems: list[Problem], log) -> dict[str, dict]:
         exact = solve_newton(p).W
         measured = p.lam > 0
         for name, options in CANDIDATES.items():
-            sol, t = _timed(lambda options=options: solve_ipm(p, **options))
+            sol, t = _timed(lambda p=p, options=options: solve_ipm(p, **options))
             row = out[name]
             row["seconds"] += t
             row["iters"] += sol.n_iter

@@ -47,7 +47,7 @@ from paceggm.reconstruction.result import BlockSolution
 #: measured in the notes above; the six options let a caller trade accuracy for
 #: time. ``stage_gtol``/``final_gtol`` bound the projected gradient of the scaled
 #: stage objective ``φ_μ/μ``, i.e. ``‖∇φ_μ‖∞ ≤ gtol·μ`` (a centrality test).
-#: Coarser stopping was measured and rejected for the default (REPRODUCTION.md,
+#: Coarser stopping was measured and rejected for the default (REPRODUCTION.md §11,
 #: "Stopping rule of the first-order reference solvers"): on communities_crime at
 #: ρ = 10 it doubles the Mahalanobis error of whole runs.
 PRESETS = {
