@@ -194,7 +194,7 @@ def reconstruct(
     cov = np.zeros((d, d))
     blocks: dict = {}
     mus: list[float] = []
-    n_solved = n_iter = 0
+    n_solved = n_iter = n_capped = max_iter = 0
     t0 = time.perf_counter()
     for idx in comps:
         ix = np.ix_(idx, idx)
@@ -209,6 +209,8 @@ def reconstruct(
             block = solve_block(y_b, lam_b, solve=spec.solve, init=init, options=options)
             n_solved += 1
             n_iter += block["n_iter"]
+            n_capped += not block["converged"]
+            max_iter = max(max_iter, block["n_iter"])
         blocks[key] = block
         cov[ix] = block["W"]
         if block["mu"] is not None:
@@ -227,6 +229,8 @@ def reconstruct(
         blocks=blocks,
         n_iter=n_iter,
         converged=converged,
+        n_capped=n_capped,
+        max_iter=max_iter,
     )
 
 

@@ -49,8 +49,9 @@ class IncrementalReconstruction:
     ----------
     covariance : ndarray of shape (d, d)
         The current estimate, updated in place by :meth:`update`.
-    n_iter : int
-        Solver iterations of the last update.
+    n_iter, n_solved, n_capped : int
+        Solver iterations of the last update, blocks it solved (0 or 1) and how
+        many of those stopped before converging.
     converged : bool
         Whether every current block converged; when not, :meth:`update` warns
         as :func:`paceggm.reconstruction.reconstruct` does.
@@ -89,7 +90,7 @@ class IncrementalReconstruction:
         # off: then nothing is solved before the first off-diagonal entry.
         self.covariance = np.diag(np.maximum(np.diag(y), 0.0))
         self.solve_time = 0.0
-        self.n_iter = 0
+        self.n_iter = self.n_solved = self.n_capped = 0
         self.converged = True
         self.last_block = None
         self._unconverged: set[int] = set()  # labels of blocks that did not converge
@@ -112,7 +113,7 @@ class IncrementalReconstruction:
         Returns ``self``; ``solve_time`` is then the seconds this update spent.
         """
         t0 = time.perf_counter()
-        self.n_iter = 0
+        self.n_iter = self.n_solved = self.n_capped = 0
         a, b = int(self._label[j]), int(self._label[k])
         parts = [a] if a == b else [a, b]
         idx = self._members[a] if a == b else np.union1d(self._members[a], self._members[b])
@@ -127,7 +128,8 @@ class IncrementalReconstruction:
             if not unchanged(block, y_b, lam_b):
                 init = self._warm_start(idx, parts) if self._spec.warm_start else None
                 block = solve_block(y_b, lam_b, solve=self._spec.solve, init=init, options=self._options)
-                self.n_iter = block["n_iter"]
+                self.n_iter, self.n_solved = block["n_iter"], 1
+                self.n_capped = int(not block["converged"])
             W = block["W"]
             self.covariance[ix] = 0.5 * (W + W.T)
         for p in parts:
@@ -168,8 +170,10 @@ class IncrementalReconstruction:
             components=comps,
             solve_time=self.solve_time,
             mu=max(mus) if mus else None,
-            n_solved=int(self.last_block is not None),
+            n_solved=self.n_solved,
             blocks={tuple(int(i) for i in self._members[h]): b for h, b in self._blocks.items()},
             n_iter=self.n_iter,
             converged=self.converged,
+            n_capped=self.n_capped,
+            max_iter=self.n_iter,
         )
