@@ -247,6 +247,10 @@ def run_sweep(
     order = cfg.get("order", "shuffled")
     if order not in DISPATCH_ORDERS:  # a config error: fail before opening the store or loading data
         raise ValueError(f"order must be one of {DISPATCH_ORDERS}, got {order!r}")
+    drop_target = bool(cfg.get("drop_target", False))
+    if drop_target and cfg.get("reuse_from"):
+        # a cell's key names its data set, not its columns: a reused cell would be a full-d one
+        raise ValueError("drop_target=true cannot reuse cells (reuse_from): they were computed on every column")
     if loader is None:
         resolve_loader(cfg.get("loader"))  # a bad loader name is a config error: fail before opening the store
     store = store_for(cfg)
@@ -281,7 +285,7 @@ def run_sweep(
             loaded = loader(ds, preprocessing=cfg["preprocessing"], data_dir=cfg.get("data_dir"))
             data[ds] = prepare_data(
                 loaded, name=ds, preprocessing=cfg["preprocessing"], bound_check=cfg.get("bound_check", "auto"),
-                need_target=any(c.task == "regression" for c in ds_cells),
+                need_target=any(c.task == "regression" for c in ds_cells), drop_target=drop_target,
             )
         except Exception:
             error = f"data set {ds!r} could not be loaded:\n{traceback.format_exc()}"
