@@ -324,9 +324,9 @@ def test_drop_target_runs_the_covariance_cells_on_the_features_only(tmp_path):
 
 
 def test_drop_target_refuses_regression_cells_and_data_without_an_outcome(tmp_path):
-    from bench_loaders import small_loader
-
     from paceggm.bench.execute import prepare_data
+
+    from bench_loaders import small_loader
 
     ds = small_loader("syn1", preprocessing="paper")
     with pytest.raises(ValueError, match="need the target"):
