@@ -89,3 +89,13 @@ def test_c9_and_c8_read_the_winning_pairs():
     assert V.c8(tables).verdict == V.SUPPORTED
     assert V.c9(tables).verdict == V.SUPPORTED
     assert V.c10(tables).verdict == V.CONTRADICTED  # worst/best = 2 everywhere
+
+
+def test_c5_needs_communities_crime_near_255_and_counts_following_e_off():
+    meas = _table("measurements", datasets=("adult", "seoul_bike", "life_expectancy", "communities_crime"),
+                  rhos=(0.1, 10.0))
+    e_off = {"adult": 0.018, "seoul_bike": 0.340, "life_expectancy": 0.656, "communities_crime": 0.895}
+    follows = _set(meas, "n_measured_offdiag", lambda r: int(round(255 * r.d / 102 * e_off[r.dataset] / 0.895)))
+    assert V.c5({"measurements": follows}).verdict == V.SUPPORTED
+    flat = _set(meas, "n_measured_offdiag", lambda r: 100)
+    assert V.c5({"measurements": flat}).verdict == V.CONTRADICTED
