@@ -99,3 +99,10 @@ def test_c5_needs_communities_crime_near_255_and_counts_following_e_off():
     assert V.c5({"measurements": follows}).verdict == V.SUPPORTED
     flat = _set(meas, "n_measured_offdiag", lambda r: 100)
     assert V.c5({"measurements": flat}).verdict == V.CONTRADICTED
+
+
+def test_parts_about_online_only_data_sets_are_named_not_testable():
+    meas = _table("measurements", datasets=("adult", "ibm", "communities_crime", "madeline"), rhos=(0.1, 10.0))
+    v = V.c4({"measurements": meas})
+    assert v.verdict != V.UNTESTABLE and "madeline" in v.untestable
+    assert "madeline" in V.verdict_table([v]).text.loc["C4", "not testable here"]

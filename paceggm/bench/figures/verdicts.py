@@ -37,6 +37,7 @@ class Verdict:
     criterion: str
     evidence: str
     verdict: str
+    untestable: str = ""  # parts of the statement this machine cannot test, and why
 
 
 def _by_parts(held: list[bool]) -> str:
@@ -65,7 +66,7 @@ def _e_off(dataset: str) -> float:
 
 
 def _untestable(claim, statement, criterion, reason) -> Verdict:
-    return Verdict(claim, statement, criterion, reason, UNTESTABLE)
+    return Verdict(claim, statement, criterion, reason, UNTESTABLE, reason)
 
 
 def _missing(tables, *names) -> str | None:
@@ -182,8 +183,9 @@ def c4(tables) -> Verdict:
     ev = (f"at ρ = {rmax:g}: Spearman(d, fraction) = {fmt_sig(r, 2)} over {len(frac)} data sets; "
           + (f"adult {100 * frac['adult']:.0f} %; " if "adult" in frac else "")
           + f"fraction {100 * frac.min():.1f} % … {100 * frac.max():.0f} %"
-          + (f"; not run here: {', '.join(missing)} (OpenML only)" if missing else ""))
-    return Verdict("C4", st, crit, ev, verdict)
+          )
+    return Verdict("C4", st, crit, ev, verdict,
+                   f"madeline's 0.1 %: {', '.join(missing)} not run (OpenML only)" if missing else "")
 
 
 def c5(tables) -> Verdict:
@@ -205,8 +207,10 @@ def c5(tables) -> Verdict:
     near = abs(cc["mean"] / 255 - 1) <= 0.25
     ev = (f"communities_crime at ρ = {rmax:g}: {fmt_sig(cc['mean'])} ± {fmt_sig(cc['sem'], 2)} "
           f"({fmt_sig(cc['mean'] / 255, 2)}× of 255); Spearman(e_off, count/d) = {fmt_sig(r, 2)} over "
-          f"{len(s)} data sets; madeline not run here (OpenML only)")
-    return Verdict("C5", st, crit, ev, _by_parts([bool(near), bool(r >= 0.5)]))
+          f"{len(s)} data sets")
+    missing = _unavailable(tables, "measurements" if "measurements" in tables else "main")
+    return Verdict("C5", st, crit, ev, _by_parts([bool(near), bool(r >= 0.5)]),
+                   "six times madeline's count: madeline not run (OpenML only)" if "madeline" in missing else "")
 
 
 def c6(tables) -> Verdict:
@@ -260,9 +264,10 @@ def c7(tables) -> Verdict:
     parts = [bool(len(small) and small.max() < 3), bool(r_d > 0), all(r > 0 for r in r_rho.values())]
     ev = (f"{solver}, at ρ = {rmax:g}: slowest data set with d ≤ 57 {fmt_sig(small.max())} s "
           f"({small.idxmax()}); Spearman(d, time) = {fmt_sig(r_d, 2)}; Spearman(ρ, time) per data set "
-          f"{fmt_sig(min(r_rho.values()), 2)} … {fmt_sig(max(r_rho.values()), 2)}; madeline and indian_pines "
-          f"not run here (OpenML only)")
-    return Verdict("C7", st, crit, ev, _by_parts(parts))
+          f"{fmt_sig(min(r_rho.values()), 2)} … {fmt_sig(max(r_rho.values()), 2)}")
+    missing = _unavailable(tables, "runtime")
+    return Verdict("C7", st, crit, ev, _by_parts(parts),
+                   f"madeline fast, indian_pines slow: {', '.join(missing)} not run (OpenML only)" if missing else "")
 
 
 def _best_pairs(tables, metric) -> pd.DataFrame:
@@ -435,7 +440,8 @@ def verdicts(tables: dict[str, pd.DataFrame]) -> list[Verdict]:
 def verdict_table(found: list[Verdict]) -> Table:
     """The verdicts as a table, and the count of each verdict in its caption."""
     text = pd.DataFrame([{"statement": v.statement, "criterion": v.criterion, "our numbers": v.evidence,
-                          "verdict": v.verdict} for v in found], index=[v.claim for v in found])
+                          "verdict": v.verdict, "not testable here": v.untestable or "—"} for v in found],
+                        index=[v.claim for v in found])
     text.index.name = "claim"
     counts = pd.Series([v.verdict for v in found]).value_counts()
     summary = ", ".join(f"{k} {int(counts.get(k, 0))}" for k in VERDICTS)
