@@ -27,32 +27,45 @@ DEMO_RUNS := runs/demo-pipeline
 demo: install
 	$(BENCH) run experiment=demo runs_dir=$(DEMO_RUNS) $(BENCH_ARGS)
 	$(BENCH) summary experiment=demo runs_dir=$(DEMO_RUNS) $(BENCH_ARGS)
-	$(PY) -m paceggm.bench.figures --runs $(DEMO_RUNS) --out figures/demo \
+	$(PY) -m paceggm.bench.figures --runs $(DEMO_RUNS) --out $(DEMO_RUNS)/figures --experiments demo \
 	  --main-datasets breast_cancer_sklearn --main-methods paceggm,ssp,diagonal --preprocessing strict
 
-# Every recipe at a reduced size (conf/experiment/quick.yaml), then the figures.
+# Every recipe at a reduced size (conf/experiment/quick.yaml), then its figures, drawn from the
+# quick table alone into its own folder: a reduced run never writes over the committed figures.
+QUICK_FIGURES := runs/quick/figures
 reproduce-quick: install
 	$(BENCH) run experiment=quick $(BENCH_ARGS)
-	$(MAKE) figures
+	$(PY) -m paceggm.bench.figures --runs runs --experiments quick --out $(QUICK_FIGURES)
 
 # Every experiment of the publication, then the committed results tables and the figures.
-# Resumable: rerun after an interruption; finished cells are kept.
+# Resumable: rerun after an interruption; finished cells are kept. A cell whose data set is
+# unavailable (no file, no network) is reported and left pending, not a failure.
+# A recipe with failed cells (exit 1) does not stop the others: the tables and figures are
+# still made, then make exits 1; a usage error or an interruption (exit >= 2) stops at once.
+# (One shell line without $(MAKE), so that `make -n reproduce` stays a dry run.)
 reproduce: install
-	set -e; for e in $(EXPERIMENTS); do $(BENCH) run experiment=$$e $(BENCH_ARGS); done
-	$(MAKE) results
-	$(MAKE) figures
+	status=0; for e in $(EXPERIMENTS); do $(BENCH) run experiment=$$e $(BENCH_ARGS) || status=$$?; \
+	  if [ $$status -ge 2 ]; then exit $$status; fi; done; \
+	$(PUBLISH_RESULTS) && $(DRAW_COMMITTED) && exit $$status
 
-# Figures read results tables only: `make figures RUNS=figures/results` redraws every
-# figure and table from the committed tables of the full reproduction, without running.
-RUNS ?= runs
+# Figures read results tables only. By default they are redrawn from the committed tables of
+# the full reproduction (figures/results) into figures/, without running anything; any other
+# RUNS (e.g. RUNS=runs) draws into $(RUNS)/figures, so partial or reduced results never write
+# over the committed figures. FIGURES_OUT=… chooses another folder.
+RUNS ?= figures/results
+FIGURES_OUT ?= $(if $(filter figures/results figures/results/,$(RUNS)),figures,$(RUNS)/figures)
 figures: install
-	$(PY) -m paceggm.bench.figures --runs $(RUNS) --out figures
+	$(PY) -m paceggm.bench.figures --runs $(RUNS) --out $(FIGURES_OUT)
 
-# Copy the collected results table of each experiment to figures/results/<experiment>/
-# (small, committed: the reproduction's numbers without rerunning it).
-results:
-	for e in $(EXPERIMENTS); do if [ -f runs/$$e/results.parquet ]; then \
-	  mkdir -p figures/results/$$e && cp runs/$$e/results.parquet figures/results/$$e/; fi; done
+# Publish each experiment's table to figures/results/<experiment>/ (small, committed: the
+# reproduction's numbers without rerunning it): the recipe's own grid, and only when every
+# cell of it is stored (cells of unavailable data sets aside); otherwise the committed table
+# is left as it is.
+PUBLISH_RESULTS = for e in $(EXPERIMENTS); do if [ -d runs/$$e ]; then \
+	  $(BENCH) collect --publish figures/results experiment=$$e || exit 1; fi; done
+DRAW_COMMITTED = $(PY) -m paceggm.bench.figures --runs figures/results --out figures
+results: install
+	$(PUBLISH_RESULTS)
 
 # Rebuild results.parquet of every recipe that has a store, reporting missing cells.
 collect: install

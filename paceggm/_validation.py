@@ -16,6 +16,39 @@ from paceggm.exceptions import PrivacyLeakWarning
 
 BOUND_CHECKS = ("raise", "clip", "waive")
 
+# BLAS kernels and numpy's matmul pick their code path by the alignment of the
+# operands, and the paths round differently: the same X in a buffer at another
+# address (as arrays arrive after pickling to a worker) gives a different XᵀX in
+# the last bits. A fresh buffer at a fixed alignment takes that choice away.
+ALIGNMENT = 64
+
+
+def aligned_copy(a, dtype=float) -> np.ndarray:
+    """A C-contiguous copy of ``a`` whose data start on a 64-byte boundary.
+
+    Whatever the memory layout of the input — C or Fortran order, a strided
+    view, a buffer at any address — the copy is laid out identically, so
+    every computation on it takes the same path and gives the same bits.
+    (``np.ascontiguousarray`` returns an already contiguous but misaligned
+    buffer unchanged.)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.asfortranarray(np.arange(6.0).reshape(2, 3))
+    >>> Y = aligned_copy(X)
+    >>> Y.flags.c_contiguous, Y.ctypes.data % 64, bool((Y == X).all())
+    (True, 0, True)
+    """
+    a = np.asarray(a)
+    dtype = np.dtype(dtype)
+    nbytes = a.size * dtype.itemsize
+    raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
+    start = -raw.ctypes.data % ALIGNMENT
+    out = raw[start:start + nbytes].view(dtype).reshape(a.shape)
+    out[...] = a
+    return out
+
 
 def check_positive(value, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -84,6 +117,9 @@ def check_data(X, *, min_samples: int = 2, name: str = "X") -> np.ndarray:
     sensitivities assume every coordinate is a real value), masked arrays with
     masked entries (their hidden values would otherwise be used as data),
     non-numeric or missing values, complex values, wrong shapes.
+
+    Always a fresh :func:`aligned_copy`, so estimators give the same bits for
+    any memory layout of the input (and never modify the caller's array).
     """
     if hasattr(X, "tocsr") or type(X).__module__.startswith("scipy.sparse"):
         raise TypeError(
@@ -132,9 +168,10 @@ def check_data(X, *, min_samples: int = 2, name: str = "X") -> np.ndarray:
         raise ValueError(f"{name} is empty: 0 sample(s) (shape={arr.shape}) while a minimum of {min_samples} is required.")
     if n < min_samples:
         raise ValueError(f"{name} needs at least {min_samples} samples (rows), got {n} sample")
-    # One memory layout for every input (a DataFrame arrives column-major): the
-    # reductions downstream then add in the same order, so results do not depend on it.
-    arr = np.ascontiguousarray(arr, dtype=float)
+    # One memory layout for every input (a DataFrame arrives column-major, a worker may
+    # receive a misaligned buffer, which np.ascontiguousarray would keep): reductions and
+    # BLAS then take the same path, so results do not depend on it.
+    arr = aligned_copy(arr)
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains NaN or inf (missing or infinite values); remove or impute them first")
     return arr
@@ -176,4 +213,6 @@ def enforce_bound(X: np.ndarray, bound: float, policy: str, *, name: str = "X", 
             f"values of {name} lie outside [-bound, bound] = [-{bound}, {bound}]; rescale the data, pass "
             "bound_check='clip' to clip them, or bound_check='waive' to skip the check (voids the privacy guarantee)"
         )
-    return np.clip(X, -bound, bound)
+    clipped = aligned_copy(X)
+    np.clip(clipped, -bound, bound, out=clipped)
+    return clipped

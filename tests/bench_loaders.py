@@ -56,6 +56,8 @@ def _raw(name: str) -> np.ndarray:
         A = rng.normal(size=(d, d))
         Z = rng.normal(size=(300, d)) @ A
         return np.column_stack([Z, Z @ rng.normal(size=d) + rng.normal(size=300)])
+    if name == "damaged":  # a file that is there but cannot be read: a failure, not "unavailable"
+        raise ValueError("damaged.csv: 3 columns, the registry expects 7")
     raise FileNotFoundError(f"unknown test data set {name!r}")
 
 

@@ -98,3 +98,38 @@ def test_unavailable_method_fails_only_at_run_time():
            "method": {"x": {"key": "x", "target": "no_such_module:Estimator", "params": {"p": None}}}}
     cells = expand(cfg)  # no import happens here that could fail the sweep
     assert len(cells) == 2 and cells[0].target == "no_such_module:Estimator"
+
+
+def _keys(*overrides):
+    from paceggm.bench.config import compose_config, to_plain
+
+    return {c.key: c for c in expand(to_plain(compose_config(list(overrides))))}
+
+
+def test_every_input_that_changes_a_result_is_in_the_key():
+    default = _keys("experiment=quick")
+    # the bound policy: "auto" means waive for the paper preprocessing, so these are one computation
+    assert set(_keys("experiment=quick", "bound_check=waive")) == set(default)
+    assert not set(_keys("experiment=quick", "bound_check=clip")) & set(default)
+    assert not set(_keys("experiment=quick", "bound_check=raise")) & set(default)
+    # the held-out share changes regression cells only
+    split = _keys("experiment=quick", "test_fraction=0.3")
+    changed = {c.key for c in default.values() if c.task == "regression"}
+    assert changed and set(split) & set(default) == set(default) - changed
+
+
+def test_keys_of_cells_run_with_the_defaults_are_unchanged():
+    """The committed tables of the full reproduction are found under the same keys."""
+    import pandas as pd
+
+    from paceggm.bench.config import REPO_ROOT
+
+    for experiment in ("main", "main_strict", "regression"):
+        table = pd.read_parquet(REPO_ROOT / "figures" / "results" / experiment / "results.parquet")
+        assert set(_keys(f"experiment={experiment}")) == set(table["cell_key"]), experiment
+
+
+@pytest.mark.parametrize("value", [-1, 0, 1, 1.5, "x", True])
+def test_test_fraction_outside_the_open_unit_interval_is_refused(value):
+    with pytest.raises(ValueError, match="test_fraction"):
+        _keys("experiment=demo", f"test_fraction={value}")

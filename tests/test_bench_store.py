@@ -86,8 +86,72 @@ def test_manifest_refuses_an_incompatible_resume(tmp_path):
         store.open(fingerprint={**fp, "base_seed": 1}, config={}, provenance={})
 
 
-def test_unreadable_manifest_is_refused(tmp_path):
+@pytest.mark.parametrize("damage", ["{", "", "[]", '{"runs": []}'])
+def test_damaged_manifest_is_rebuilt_from_the_cells(tmp_path, damage):
     store = RunStore(tmp_path)
-    tmp_path.joinpath("manifest.json").write_text("{")
-    with pytest.raises(IncompatibleRunError, match="cannot be read"):
-        store.open(fingerprint={}, config={}, provenance={})
+    fp = {"name": "e", "base_seed": 0}
+    store.open(fingerprint=fp, config={}, provenance={"run": 1})
+    store.write_cell(_row("a"))
+    store.manifest_path.write_text(damage)
+    again = RunStore(tmp_path)
+    manifest = again.open(fingerprint=fp, config={"a": 1}, provenance={"run": 2})
+    assert manifest["fingerprint"] == fp and [r["run"] for r in manifest["runs"]] == [2]
+    assert again.rebuilt["cell_files"] == 1 and "damaged" in again.rebuilt["damage"]
+    assert (tmp_path / "manifest.json.damaged").read_text() == damage
+    assert json.loads(store.manifest_path.read_text())["rebuilt"] == again.rebuilt
+    assert again.scan().finished == {"a"}  # the cells are untouched
+
+
+def test_a_run_with_nothing_to_record_does_not_write_the_manifest(tmp_path):
+    store = RunStore(tmp_path)
+    fp = {"name": "e"}
+    store.open(fingerprint=fp, config={}, provenance={"run": 1})
+    before = store.manifest_path.stat().st_mtime_ns, store.manifest_path.read_bytes()
+    store.open(fingerprint=fp, config={}, provenance={"run": 2}, record=False)
+    assert (store.manifest_path.stat().st_mtime_ns, store.manifest_path.read_bytes()) == before
+
+
+def test_one_writer_per_store(tmp_path):
+    import subprocess
+    import sys
+
+    from paceggm.bench.store import StoreBusyError
+
+    store = RunStore(tmp_path / "exp")
+    with store.lock():
+        with pytest.raises(StoreBusyError, match="being written by another run .*pid"):
+            with RunStore(tmp_path / "exp").lock():
+                pass
+        # another process too (flock is per open file, so this also covers separate processes)
+        code = ("import sys; from paceggm.bench.store import RunStore, StoreBusyError\n"
+                "try:\n    RunStore(sys.argv[1]).lock().__enter__()\nexcept StoreBusyError: sys.exit(7)")
+        assert subprocess.run([sys.executable, "-c", code, str(tmp_path / "exp")]).returncode == 7
+    with RunStore(tmp_path / "exp").lock():  # released on exit
+        pass
+
+
+def test_the_lock_removes_temporaries_of_killed_writers(tmp_path):
+    store = RunStore(tmp_path)
+    store.write_cell(_row())
+    stray = [store.cells_dir / ".k2.json.abc.tmp", tmp_path / ".manifest.json.x.tmp",
+             tmp_path / ".results.y.parquet.tmp"]
+    for path in stray:
+        path.write_text("half")
+    with store.lock():
+        assert not any(p.exists() for p in stray)
+    assert store.scan().finished == {"k1"}
+
+
+def test_a_full_disk_is_an_os_error_naming_the_file(tmp_path, monkeypatch):
+    import errno
+    import os
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    store = RunStore(tmp_path)
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError, match="No space left") as info:
+        store.write_cell(_row())
+    assert info.value.filename == str(store.cell_path("k1"))
+    assert list(store.cells_dir.iterdir()) == []  # neither the cell nor a temporary file

@@ -106,15 +106,28 @@ def test_failing_method_is_recorded_the_sweep_completes_and_failures_are_retried
     assert (retry.n_skipped, retry.n_ran, retry.n_failed) == (4, 8, 8)
 
 
-def test_missing_data_set_fails_its_cells_not_the_sweep(tmp_path):
+def test_unavailable_data_is_reported_not_stored_and_retried(tmp_path):
     cfg = _cfg(tmp_path, "datasets=[syn1,not_here]", "+method.paceggm.params.solver=pgd0")
     summary = run_sweep(cfg)
-    assert (summary.n_ok, summary.n_failed) == (4, 4)
+    assert (summary.n_ok, summary.n_failed, summary.n_unavailable) == (4, 0, 4)
+    assert summary.exit_status == 0
+    text = summary.format()
+    assert "unavailable: 4" in text and "4 cells of not_here" in text and "unknown test data set" in text
+    df, report = _table(cfg)
+    assert set(df["dataset"]) == {"syn1"} and {c.dataset for c in report.missing} == {"not_here"}
+    again = run_sweep(cfg)  # retried: still pending, still not a failure
+    assert (again.n_skipped, again.n_unavailable, again.exit_status) == (4, 4, 0)
+
+
+def test_a_data_set_that_fails_to_load_fails_its_cells(tmp_path):
+    cfg = _cfg(tmp_path, "datasets=[syn1,damaged]", "+method.paceggm.params.solver=pgd0")
+    summary = run_sweep(cfg)
+    assert (summary.n_ok, summary.n_failed, summary.n_unavailable, summary.exit_status) == (4, 4, 0, 1)
     df, _ = _table(cfg)
-    bad = df[df["dataset"] == "not_here"]
+    bad = df[df["dataset"] == "damaged"]
     assert (bad["status"] == "failed").all()
     assert bad["error"].str.contains("could not be loaded").all()
-    assert bad["error"].str.contains("unknown test data set").all()
+    assert bad["error"].str.contains("registry expects 7").all()
 
 
 def test_corrupt_cell_is_reported_not_used_and_recomputed(tmp_path):

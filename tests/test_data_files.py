@@ -20,7 +20,6 @@ from paceggm.bench.data import (
     dataset_statistics,
     get_config,
     load_dataset,
-    sources,
 )
 from paceggm.bench.data.registry import paper_datasets
 from paceggm.bench.data.sources import find_raw_files, read_raw
@@ -50,7 +49,7 @@ def _require(name) -> Path:
 @pytest.fixture(autouse=True)
 def _fresh(monkeypatch, tmp_path):
     clear_cache()
-    monkeypatch.setattr(sources, "cache_dir", lambda: tmp_path / "cache")  # never the repo's cache
+    monkeypatch.setenv("OPENML_CACHE_DIR", str(tmp_path / "openml-cache"))  # never the user's cache
     monkeypatch.setenv("PACEGGM_OFFLINE", "1")
     yield
     clear_cache()
@@ -140,19 +139,33 @@ def test_garbage_gzip_names_the_file(tmp_path):
         load_dataset("thyroid_ann", data_dir=bad)
 
 
-def test_file_cut_at_a_line_boundary_is_caught_by_the_row_count(tmp_path):
+def _without_checksums(cfg):
+    from omegaconf import OmegaConf
+
+    plain = OmegaConf.to_container(cfg)
+    plain["raw"].pop("md5")
+    return OmegaConf.create(plain)
+
+
+def test_file_cut_at_a_line_boundary_is_caught_by_the_checksum_and_the_row_count(tmp_path):
     data_dir = _require("thyroid_ann")
     with gzip.open(data_dir / "thyroid_ann.data.gz", "rb") as fh:
         lines = fh.read().splitlines(keepends=True)
     bad = _small_csv_entry_dir(tmp_path, b"".join(lines[:1000]), name="thyroid_ann.data")
-    with pytest.raises(DatasetFileError, match=r"thyroid_ann\.data: 1000 data rows, expected 3772"):
+    with pytest.raises(DatasetFileError, match=r"thyroid_ann\.data: checksum mismatch"):
         load_dataset("thyroid_ann", data_dir=bad)
+    cfg = _without_checksums(get_config("thyroid_ann"))  # without a listed checksum, the row count
+    with pytest.raises(DatasetFileError, match=r"thyroid_ann\.data: 1000 data rows, expected 3772"):
+        read_raw(cfg, find_raw_files(cfg, bad))
 
 
 def test_wrong_layout_is_named(tmp_path):
     bad = _small_csv_entry_dir(tmp_path, b"1,2,3\n4,5,6\n", name="spambase.data")
-    with pytest.raises(DatasetFileError, match=r"spambase\.data: 3 columns, the registry \(spambase\) expects 58"):
+    with pytest.raises(DatasetFileError, match=r"spambase\.data: checksum mismatch"):
         load_dataset("spambase", data_dir=bad)
+    cfg = _without_checksums(get_config("spambase"))
+    with pytest.raises(DatasetFileError, match=r"spambase\.data: 3 columns, the registry \(spambase\) expects 58"):
+        read_raw(cfg, find_raw_files(cfg, bad))
 
 
 # --------------------------------------------------------------------------- OpenML, client mocked
@@ -173,7 +186,7 @@ def _openml_like(frame: pd.DataFrame, names) -> pd.DataFrame:
     return frame
 
 
-def test_openml_path_gives_the_same_matrix_and_caches(monkeypatch, tmp_path):
+def test_openml_path_gives_the_same_matrix_and_leaves_the_client_alone(monkeypatch, tmp_path):
     import openml
 
     data_dir = _require("spambase")
@@ -188,24 +201,24 @@ def test_openml_path_gives_the_same_matrix_and_caches(monkeypatch, tmp_path):
 
     monkeypatch.delenv("PACEGGM_OFFLINE")
     monkeypatch.setattr(openml.datasets, "get_dataset", fake_get_dataset)
+    settings = (str(openml.config.get_cache_directory()), openml.config.connection_n_retries,
+                openml.config.server, openml.config.apikey)
     empty = tmp_path / "empty"
     empty.mkdir()
+    from paceggm.bench.data.registry import repo_root
+
+    repo_cache = repo_root() / "datasets" / "cache"
+    before = sorted(repo_cache.rglob("*")) if repo_cache.exists() else []
     from_openml = load_dataset("spambase", data_dir=empty)
     assert calls == [44] and from_openml.source.startswith("openml:44")
     from_file = load_dataset("spambase", data_dir=data_dir)
     np.testing.assert_array_equal(from_openml.X, from_file.X)
     assert from_openml.columns == from_file.columns
-
-    # Second load in a fresh process (cache cleared): the parquet copy, no network call at all.
-    clear_cache()
-
-    def no_network(*args, **kwargs):
-        raise ConnectionError("network is down")
-
-    monkeypatch.setattr(openml.datasets, "get_dataset", no_network)
-    again = load_dataset("spambase", data_dir=empty)
-    np.testing.assert_array_equal(again.X, from_file.X)
-    assert calls == [44]
+    # the client's configuration is the user's, untouched; no second copy of the download anywhere
+    assert (str(openml.config.get_cache_directory()), openml.config.connection_n_retries,
+            openml.config.server, openml.config.apikey) == settings
+    assert (sorted(repo_cache.rglob("*")) if repo_cache.exists() else []) == before
+    assert [p for p in tmp_path.rglob("*") if p.is_file() and "openml-cache" not in p.parts] == []
 
 
 def test_openml_failure_is_the_clear_error(monkeypatch, tmp_path):
@@ -243,12 +256,46 @@ def test_openml_column_count_mismatch_is_named(monkeypatch, tmp_path):
         load_dataset("spambase", data_dir=tmp_path)
 
 
-def test_corrupt_openml_cache_is_named(monkeypatch, tmp_path):
-    cache = tmp_path / "cache"
-    cache.mkdir()
-    (cache / "openml-44.parquet").write_bytes(b"not parquet")
-    with pytest.raises(DatasetFileError, match=r"openml-44\.parquet: corrupt cached OpenML copy"):
-        load_dataset("spambase", data_dir=tmp_path)
+def _tiny_registry_entry(tmp_path, content: bytes, *, gz: bool, md5: str):
+    from omegaconf import OmegaConf
+
+    name = "tiny.csv.gz" if gz else "tiny.csv"
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(content) if gz else content)
+    cfg = OmegaConf.create({"name": "tiny", "raw": {"files": ["tiny.csv.gz"], "md5": [md5], "format": "csv"}})
+    return cfg, path
+
+
+@pytest.mark.parametrize("gz", [True, False])
+def test_raw_files_are_checked_against_their_listed_checksums(tmp_path, gz):
+    import hashlib
+
+    good = b"a,b\n1,2\n3,4\n"
+    cfg, path = _tiny_registry_entry(tmp_path, good, gz=gz, md5=hashlib.md5(good).hexdigest())
+    assert find_raw_files(cfg, tmp_path) == [path]
+    assert read_raw(cfg, [path]).to_numpy().tolist() == [[1, 2], [3, 4]]
+    bad = good.replace(b"4", b"5")  # parses fine: only the checksum can tell
+    cfg, path = _tiny_registry_entry(tmp_path, bad, gz=gz, md5=hashlib.md5(good).hexdigest())
+    with pytest.raises(DatasetFileError, match=rf"{path.name}: checksum mismatch: the MD5 of its content is "
+                                               rf"{hashlib.md5(bad).hexdigest()}, the registry lists"):
+        read_raw(cfg, [path])
+
+
+def test_every_registered_raw_file_lists_its_checksum():
+    for name in OFFLINE:
+        raw = get_config(name).raw
+        assert len(raw.md5) == len(raw.files) and all(len(str(h)) == 32 for h in raw.md5), name
+
+
+@pytest.mark.parametrize("name", OFFLINE)
+def test_the_raw_files_match_their_checksums(name):
+    import hashlib
+
+    data_dir = _require(name)
+    cfg = get_config(name)
+    for path, md5 in zip(find_raw_files(cfg, data_dir), cfg.raw.md5):
+        content = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        assert hashlib.md5(content).hexdigest() == md5, path
 
 
 def test_breast_cancer_from_openml_layout_is_the_file_minus_the_id(monkeypatch, tmp_path):

@@ -96,6 +96,6 @@ def test_loaded_arrays_are_read_only_and_cached():
 @pytest.mark.parametrize("name", ["indian_pines", "madeline"])
 def test_openml_only_data_sets_fail_clearly_offline(name, monkeypatch, tmp_path):
     monkeypatch.setenv("PACEGGM_OFFLINE", "1")
-    monkeypatch.setattr("paceggm.bench.data.sources.cache_dir", lambda: tmp_path / "cache")
+    monkeypatch.setenv("OPENML_CACHE_DIR", str(tmp_path / "cache"))
     with pytest.raises(DatasetUnavailableError, match=r"openml\.org/d/\d+.*datasets/README\.md"):
         load_dataset(name, data_dir=tmp_path)

@@ -1,21 +1,86 @@
-"""Command line of the benchmark harness.
+"""Command line of the benchmark harness (also installed as ``paceggm-bench``).
 
-    python -m paceggm.bench run     [hydra overrides…]   # sweep, then collect
-    python -m paceggm.bench collect [hydra overrides…]   # rebuild results.parquet, report missing cells
-    python -m paceggm.bench show    [hydra overrides…]   # print the composed config and its cell count
-    python -m paceggm.bench summary [hydra overrides…]   # mean errors per data set, variant and rho
-    python -m paceggm.bench figures [figure args…]       # delegate to paceggm.bench.figures
+    paceggm-bench run     [-m] [--cfg job] [overrides…]   # sweep, then collect
+    paceggm-bench collect [-m] [--cfg job] [overrides…]   # rebuild results.parquet, report missing cells
+    paceggm-bench show    [-m] [overrides…]               # print the composed config and its cell count
+    paceggm-bench summary [-m] [overrides…]               # mean errors per data set, variant and rho
+    paceggm-bench figures [figure args…]                  # delegate to paceggm.bench.figures
 
-Overrides are Hydra's: ``experiment=main rho=[0.1,1] trials=3 dataset=[adult,pol]
-method.paceggm.params.solver=ipm backend=dask backend.n_jobs=2``.
-The console script ``paceggm-bench`` is the same entry point.
+Overrides use Hydra's grammar: ``experiment=main rho=[0.1,1] trials=3 datasets=[adult,pol]
+method.paceggm.params.solver=ipm backend=dask backend.n_jobs=2``. A comma-separated value
+(``rho=0.1,1``, ``rho=choice(0.1,1)``, ``trials=range(0,3)``) is a sweep: with
+``-m/--multirun`` the command runs once per combination of the swept values.
+
+Exit status: 0 success (cells waiting for unavailable data included); 1 some cell failed;
+2 a usage, config or environment error (one line on stderr, nothing run); 128 + the signal
+number when interrupted (SIGINT: 130, SIGTERM: 143), leaving a resumable store.
 """
 
 from __future__ import annotations
 
+import argparse
+import itertools
+import signal
 import sys
 
 USAGE = __doc__
+
+COMMANDS = {
+    "run": "run every cell of the grid not yet stored, then collect the results table",
+    "collect": "rebuild <runs_dir>/<name>/results.parquet from the stored cells; list missing cells",
+    "show": "print the composed config and its number of cells",
+    "summary": "mean errors per data set, variant and rho, over the cells of the grid",
+    "figures": "draw the figures and tables (python -m paceggm.bench.figures --help)",
+}
+
+EXAMPLES = """examples:
+  paceggm-bench {cmd} experiment=main
+  paceggm-bench {cmd} experiment=main rho=[0.1,1] trials=3 datasets=[adult,pol]
+  paceggm-bench {cmd} experiment=main method.paceggm.params.solver=ipm
+  paceggm-bench {cmd} -m experiment=demo rho=0.1,1          # two jobs: rho=0.1, then rho=1
+  paceggm-bench {cmd} --cfg job experiment=solver           # print the composed config only
+"""
+
+
+class UsageError(ValueError):
+    """A command line that cannot be run as given."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM, raised where SIGINT raises KeyboardInterrupt, so both end a run the same way."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _on_sigterm(signum, frame):
+    raise Interrupted(signum)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="paceggm-bench", description="Benchmark harness of PACE-GGM: recipes -> cells -> results table.",
+        epilog=USAGE.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", metavar="command", required=True)
+    for name, help_ in COMMANDS.items():
+        if name == "figures":  # listed for --help; main() hands its arguments to the figures stage
+            sub.add_parser(name, help=help_, add_help=False)
+            continue
+        p = sub.add_parser(name, help=help_, description=help_, epilog=EXAMPLES.format(cmd=name),
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        p.add_argument("-m", "--multirun", action="store_true",
+                       help="run the command once per combination of the swept values (key=a,b)")
+        p.add_argument("-c", "--cfg", choices=("job",),
+                       help="print the composed config (as Hydra's --cfg job does) and exit")
+        if name == "collect":
+            p.add_argument("--publish", metavar="DIR", default=None,
+                           help="also write the recipe's table to DIR/<name>/results.parquet, only if every "
+                                "cell of its grid is stored (make results: DIR=figures/results)")
+        p.add_argument("overrides", nargs="*", metavar="override",
+                       help="Hydra override: key=value, key=[a,b] (a list), key=a,b (a sweep: needs -m), "
+                            "+key=value, ~key")
+    return parser
 
 
 def _aliases(overrides: list[str]) -> list[str]:
@@ -33,29 +98,78 @@ def _aliases(overrides: list[str]) -> list[str]:
     return out
 
 
-def _compose(overrides):
-    from paceggm.bench.config import compose_config, to_plain
+def jobs(overrides: list[str], *, multirun: bool) -> list[list[str]]:
+    """The override lists of each job: one without sweeps, the product of the swept values with ``-m``.
 
-    return to_plain(compose_config(_aliases(overrides)))
+    Raises
+    ------
+    UsageError
+        A sweep without ``-m`` (the message says how to write a list instead),
+        or an interval sweep, which has no values to enumerate.
+    """
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parsed = OverridesParser.create().parse_overrides(list(overrides))
+    choices = []
+    for o in parsed:
+        if not o.is_sweep_override():
+            choices.append([o.input_line])
+            continue
+        if not multirun:
+            key = o.get_key_element()
+            raise UsageError(f"{o.input_line} sweeps several values: add -m (--multirun) to run once per "
+                             f"value, or give {key.lstrip('+~')} one list value: {key}=[…]")
+        if o.is_interval_sweep():
+            raise UsageError(f"{o.input_line}: an interval sweep has no values to run; list them instead")
+        choices.append([f"{o.get_key_element()}={v}" for v in o.sweep_string_iterator()])
+    return [_aliases(list(combo)) for combo in itertools.product(*choices)]
 
 
-def _collect(cfg) -> int:
-    from paceggm.bench.cells import expand
-    from paceggm.bench.collect import collect
+def _one_line(exc: BaseException) -> str:
+    # Hydra appends its config search path: noise to someone who mistyped a name
+    text = str(exc).split("Config search path", 1)[0]
+    return " ".join(text.split()) or type(exc).__name__
+
+
+def _os_error(exc: OSError) -> str:
+    where = f": {exc.filename}" if exc.filename else ""
+    return f"{exc.strerror or _one_line(exc)}{where}"
+
+
+def _collect(cfg, cells, *, publish_to: str | None = None) -> int:
+    from pathlib import Path
+
+    from paceggm.bench.collect import collect, publish
     from paceggm.bench.runner import store_for
 
     store = store_for(cfg)
     if not store.cells_dir.is_dir():
         print(f"nothing to collect: {store.cells_dir} does not exist (run the experiment first)", file=sys.stderr)
         return 1
-    _, report = collect(store, expected=expand(cfg))
+    with store.lock():
+        table, report = collect(store, expected=cells)
     print(report.format())
+    if publish_to is not None:
+        print(publish(table, cells, Path(publish_to) / cfg["name"] / "results.parquet",
+                      unavailable=store.unavailable())[1])
     return 0
 
 
-def _summary(cfg) -> int:
+def _recipe_grid(cfg, cells) -> None:
+    """Publishing writes a recipe's whole grid: refuse grid overrides."""
+    recipe = _recipe_cells(cfg)
+    if not recipe:
+        raise UsageError(f"--publish writes a recipe's grid, and {cfg['name']!r} names no recipe "
+                         "in conf/experiment/")
+    if _keys(recipe) != _keys(cells):
+        raise UsageError(f"--publish writes the recipe {cfg['name']}'s whole grid ({len(recipe)} cells); "
+                         f"these overrides select another grid ({len(cells)} cells): drop them")
+
+
+def _summary(cfg, cells) -> int:
     import pandas as pd
 
+    from paceggm.bench.collect import grid_view
     from paceggm.bench.runner import store_for
     from paceggm.bench.summary import format_summary, summarize
 
@@ -63,67 +177,125 @@ def _summary(cfg) -> int:
     if not path.is_file():
         print(f"no results table at {path} (run the experiment first)", file=sys.stderr)
         return 1
-    print(format_summary(summarize(pd.read_parquet(path))))
+    table = pd.read_parquet(path)
+    if _keys(cells) == _keys(_recipe_cells(cfg)):
+        # the recipe as it is: every stored cell, the rows the figures draw
+        print(format_summary(summarize(table)))
+        print(f"# every cell of {path}: {len(table)}")
+        return 0
+    view = grid_view(table, cells)
+    print(format_summary(summarize(view)))
+    print(f"# {len(view)} of the grid's {len(cells)} cells are stored; the table {path} holds "
+          f"{len(table)} cells in all")
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help", "help"):
-        print(USAGE)
-        return 0 if argv else 2
-    command, rest = argv[0], argv[1:]
-    if command == "figures":
-        import importlib.util
-        import runpy
+def _keys(cells) -> set[str]:
+    return {c.key for c in cells}
 
-        if importlib.util.find_spec("paceggm.bench.figures") is None:
-            print("the figures stage (paceggm.bench.figures) is not available", file=sys.stderr)
-            return 1
-        sys.argv = ["python -m paceggm.bench.figures", *rest]
-        try:
-            runpy.run_module("paceggm.bench.figures", run_name="__main__", alter_sys=True)
-        except SystemExit as exc:
-            return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        return 0
-    if command not in ("run", "collect", "show", "summary"):
-        print(f"unknown command {command!r}\n{USAGE}", file=sys.stderr)
-        return 2
 
+def _recipe_cells(cfg) -> list:
+    """The cells of ``cfg``'s recipe without any command-line override (none if ``name`` names no recipe)."""
+    from hydra.errors import HydraException
+
+    from paceggm.bench.config import compose_config, to_plain
+    from paceggm.bench.runner import check_config
+
+    try:
+        return check_config(to_plain(compose_config([f"experiment={cfg['name']}"])))
+    except (HydraException, ValueError):  # no such recipe, or it does not compose here
+        return []
+
+
+def _job(command: str, overrides: list[str], *, print_cfg: bool, publish_to: str | None = None) -> int:
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    from paceggm.bench.cells import expand
-    from paceggm.bench.runner import resolve_loader, run_sweep
-    from paceggm.bench.store import IncompatibleRunError
+    from paceggm.bench.config import compose_config, to_plain
+    from paceggm.bench.runner import check_config, run_sweep
 
     try:
         # Everything that can be wrong with a config is found here, before any work;
         # these errors get one clear line, while errors of the harness itself keep
         # their traceback.
-        cfg = _compose(rest)
-        n_cells = len(expand(cfg))
-        if command == "run":
-            resolve_loader(cfg.get("loader"))
+        cfg = to_plain(compose_config(overrides))
+        cells = check_config(cfg)
+        if publish_to is not None:
+            _recipe_grid(cfg, cells)
     except (HydraException, OmegaConfBaseException, ValueError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {_one_line(exc)}", file=sys.stderr)
         return 2
-    if command == "summary":
-        return _summary(cfg)
-    if command == "show":
+    if print_cfg or command == "show":
         import yaml
 
-        print(yaml.safe_dump(cfg, sort_keys=False))
-        print(f"# {n_cells} cells")
+        print(yaml.safe_dump(cfg, sort_keys=False), end="")
+        if command == "show":
+            print(f"# {len(cells)} cells")
         return 0
+    if command == "summary":
+        return _summary(cfg, cells)
+    status = 0
     if command == "run":
-        try:
-            summary = run_sweep(cfg, overrides=rest)
-        except IncompatibleRunError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+        summary = run_sweep(cfg, overrides=overrides)
         print(summary.format())
-    return _collect(cfg)
+        status = summary.exit_status
+    return max(status, _collect(cfg, cells, publish_to=publish_to))
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "help":
+        argv = ["--help"]
+    if argv and argv[0] == "figures":  # its own command line, passed through untouched
+        return _figures(argv[1:])
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a usage error (2, message printed by argparse)
+        return exc.code if isinstance(exc.code, int) else 2
+
+    from hydra.errors import HydraException
+
+    from paceggm.bench.runner import BackendError
+    from paceggm.bench.store import IncompatibleRunError, StoreBusyError
+
+    try:
+        job_overrides = jobs(args.overrides, multirun=args.multirun)
+    except (UsageError, HydraException) as exc:
+        print(f"error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    status = 0
+    try:
+        for i, overrides in enumerate(job_overrides):
+            if len(job_overrides) > 1:
+                print(f"# job {i + 1}/{len(job_overrides)}: {' '.join(overrides)}", flush=True)
+            status = max(status, _job(args.command, overrides, print_cfg=bool(args.cfg),
+                                      publish_to=getattr(args, "publish", None)))
+    except KeyboardInterrupt as exc:
+        signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+        print(f"\ninterrupted ({signal.Signals(signum).name}): every finished cell is stored; "
+              "rerun the same command to resume", file=sys.stderr)
+        return 128 + int(signum)
+    except (IncompatibleRunError, StoreBusyError, BackendError) as exc:
+        print(f"error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a read-only runs directory, a full disk, …: finished cells are kept
+        print(f"error: {_os_error(exc)} (every finished cell is stored; fix this and rerun to resume)",
+              file=sys.stderr)
+        return 2
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    return status
+
+
+def _figures(rest: list[str]) -> int:
+    from paceggm.bench.figures.__main__ import main as figures_main
+
+    try:
+        return figures_main(rest)
+    except SystemExit as exc:  # --help, or a usage error reported by its parser
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -4,7 +4,10 @@ A cell is (data set, method + parameters, ρ, trial). Its key is a hash of its
 canonical description — everything that determines its result and nothing
 else (not the experiment it was requested by, not the variant label, not the
 worker it runs on) — so a rerun finds it and two recipes that ask for the same
-computation ask for the same key.
+computation ask for the same key. The data-bound policy and the regression
+split enter the description only when they differ from their defaults (the
+policy ``auto`` implies for the preprocessing, a 0.2 test share), so the keys
+of every cell run with the defaults stay what they always were.
 
 One composed Hydra config describes a whole grid; :func:`expand` turns it into
 cells. The ``method`` node maps an *entry name* to::
@@ -42,6 +45,7 @@ from paceggm.bench.seeds import data_seed, method_seed, stable_hash
 __all__ = ["Cell", "expand", "variant_label"]
 
 PREPROCESSINGS = ("paper", "strict")
+DEFAULT_TEST_FRACTION = 0.2
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,8 @@ class Cell:
     rho: float
     trial: int
     base_seed: int
+    bound_check: str | None = None  # the policy estimators get; None = the preprocessing's default
+    test_fraction: float | None = None  # regression cells only; None = DEFAULT_TEST_FRACTION
     key: str = field(init=False)
 
     def __post_init__(self):
@@ -66,11 +72,15 @@ class Cell:
         object.__setattr__(self, "rho", float(self.rho))
         object.__setattr__(self, "trial", int(self.trial))
         object.__setattr__(self, "base_seed", int(self.base_seed))
+        if self.test_fraction is not None:
+            object.__setattr__(self, "test_fraction", float(self.test_fraction))
         object.__setattr__(self, "key", stable_hash(self.description()))
 
     def description(self) -> dict:
         """The canonical description the key hashes."""
-        return {
+        from paceggm.bench.execute import bound_policy
+
+        out = {
             "dataset": self.dataset,
             "preprocessing": self.preprocessing,
             "method": self.method,
@@ -80,6 +90,11 @@ class Cell:
             "trial": self.trial,
             "base_seed": self.base_seed,
         }
+        if self.bound_check is not None and self.bound_check != bound_policy("auto", self.preprocessing):
+            out["bound_check"] = self.bound_check
+        if self.task == "regression" and self.test_fraction not in (None, DEFAULT_TEST_FRACTION):
+            out["test_fraction"] = self.test_fraction
+        return out
 
     @property
     def seed(self) -> int:
@@ -191,6 +206,13 @@ def expand(cfg: Mapping) -> list[Cell]:
     base_seed = cfg.get("base_seed")
     if isinstance(base_seed, bool) or not isinstance(base_seed, numbers.Integral) or base_seed < 0:
         raise ValueError(f"base_seed must be a non-negative integer, got {base_seed!r}")
+    from paceggm.bench.execute import bound_policy
+
+    bound_check = bound_policy(cfg.get("bound_check", "auto"), preprocessing)
+    test_fraction = cfg.get("test_fraction", DEFAULT_TEST_FRACTION)
+    if (isinstance(test_fraction, bool) or not isinstance(test_fraction, numbers.Real)
+            or not 0.0 < float(test_fraction) < 1.0):
+        raise ValueError(f"test_fraction must be a number strictly between 0 and 1, got {test_fraction!r}")
     methods = cfg.get("method")
     if not isinstance(methods, Mapping) or not methods:
         raise ValueError("the config selects no method (method=[paceggm,ssp,...])")
@@ -231,7 +253,8 @@ def expand(cfg: Mapping) -> list[Cell]:
             frozen = tuple(sorted(merged.items()))
             for ds, rho, trial in itertools.product(ds_list, rhos, trials):
                 cell = Cell(ds, preprocessing, spec.key, spec.target, spec.task, spec.measures,
-                            frozen, label, rho, trial, int(base_seed))
+                            frozen, label, rho, trial, int(base_seed), bound_check,
+                            float(test_fraction) if spec.task == "regression" else None)
                 if cell.key in seen:
                     raise ValueError(
                         f"variants {seen[cell.key]!r} and {label!r} describe the same computation "

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from paceggm._validation import aligned_copy
 from paceggm.bench.cells import Cell
 from paceggm.bench.fitted import read_fit
 from paceggm.bench.methods import method_spec, resolve
@@ -77,7 +78,7 @@ def prepare_data(dataset, *, name: str, preprocessing: str, bound_check: str, ne
     got = getattr(dataset, "preprocessing", preprocessing)
     if got != preprocessing:
         raise ValueError(f"loader returned {name!r} with preprocessing {got!r}, expected {preprocessing!r}")
-    X = np.ascontiguousarray(np.asarray(dataset.X, dtype=float))
+    X = aligned_copy(dataset.X)
     if X.ndim != 2 or X.shape[0] < 2 or not np.all(np.isfinite(X)):
         raise ValueError(f"data set {name!r}: X must be a finite 2-D array with n >= 2, got shape {X.shape}")
     if drop_target:
@@ -87,8 +88,8 @@ def prepare_data(dataset, *, name: str, preprocessing: str, bound_check: str, ne
     if need_target:
         try:
             features, target = dataset.features_and_target()
-            features = np.ascontiguousarray(np.asarray(features, dtype=float))
-            target = np.ascontiguousarray(np.asarray(target, dtype=float).ravel())
+            features = aligned_copy(features)
+            target = aligned_copy(np.ravel(target))
         except Exception as exc:  # recorded in the regression cells of this data set
             target_error = f"data set {name!r} has no usable regression target: {type(exc).__name__}: {exc}"
             features = target = None
@@ -106,7 +107,7 @@ def _without_outcome(dataset, X: np.ndarray, *, name: str, need_target: bool) ->
         raise ValueError(f"data set {name!r}: drop_target=true cannot run regression cells, which need the target")
     if outcome is None or outcome not in columns:
         raise ValueError(f"data set {name!r} has no target or label column to drop (drop_target=true)")
-    return np.ascontiguousarray(np.delete(X, columns.index(outcome), axis=1))
+    return aligned_copy(np.delete(X, columns.index(outcome), axis=1))
 
 
 def _base_row(cell: Cell, experiment: str) -> dict:
@@ -148,17 +149,6 @@ def failed_row(cell: Cell, experiment: str, error: str, data: CellData | None = 
     return row
 
 
-def _own(a: np.ndarray) -> np.ndarray:
-    """A fresh C-ordered copy of ``a``, allocated by numpy in this process.
-
-    Data a worker receives (e.g. scattered by dask) sits wherever the message
-    buffer put it; BLAS kernels round differently at different alignments, and
-    IPM-Cholesky amplifies the last bit into visibly different errors. A copy
-    makes every backend compute on equally allocated memory.
-    """
-    return np.array(a, dtype=float, order="C", copy=True)
-
-
 def _split(n: int, test_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     perm = np.random.default_rng(seed_sequence(seed)).permutation(n)
     n_test = min(n - 1, max(1, int(round(test_fraction * n))))
@@ -177,14 +167,14 @@ def _fit_and_measure(cell: Cell, data: CellData, row: dict, test_fraction: float
             raise ValueError(data.target_error or f"data set {cell.dataset!r} has no regression target")
         train, test = _split(data.features.shape[0], test_fraction, cell.data_seed)
         t0 = time.perf_counter()
-        est.fit(_own(data.features[train]), _own(data.target[train]))
+        est.fit(data.features[train], data.target[train])
         row["wall_time"] = time.perf_counter() - t0
         pred = np.asarray(est.predict(data.features[test]), dtype=float).ravel()
         row["mse"] = float(np.mean((pred - data.target[test]) ** 2))
         fit = read_fit(est, spec, data.features.shape[1] + 1)  # PACE-GGM's covariance is of [X, y]
     else:
         t0 = time.perf_counter()
-        est.fit(_own(data.X))
+        est.fit(data.X)
         row["wall_time"] = time.perf_counter() - t0
         fit = read_fit(est, spec, data.d)
         cov = np.asarray(est.covariance_, dtype=float)

@@ -7,17 +7,26 @@ Order of work in :func:`run_sweep` (and why):
 2. scan the store and drop finished cells — *before* any data set is loaded,
    so a finished sweep reruns in the time it takes to read its cell files;
 3. load each data set that still has pending cells, once, in the parent; a
-   data set that cannot be loaded fails its cells (recorded with the loader's
-   message, retried next run), it does not stop the sweep;
+   data set that is not available (no file, no network) leaves its cells
+   pending — reported as *unavailable*, not stored, retried next run — and one
+   that fails otherwise (a damaged file) fails its cells; neither stops the sweep;
 4. run the pending cells with joblib — loky locally, dask through joblib's
    dask backend — and write each row the moment it comes back.
 
-Results do not depend on ``n_jobs`` or the backend: every seed derives from
-the cell, and BLAS runs one thread per worker.
+The whole sweep holds the store's lock (one writer per store). Everything a
+user can get wrong in a config is checked by :func:`check_config` before the
+store is touched.
+
+Results do not depend on ``n_jobs``, the backend or where the arrays landed in
+a worker's memory: every seed derives from the cell, BLAS runs one thread per
+worker, and a worker copies its data into aligned buffers before using them.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import numbers
+import os
 import sys
 import time
 import traceback
@@ -26,12 +35,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from paceggm._validation import aligned_copy
 from paceggm.bench.cells import Cell, expand
 from paceggm.bench.config import fingerprint, provenance
-from paceggm.bench.execute import failed_row, prepare_data, run_cell
+from paceggm.bench.execute import CellData, failed_row, prepare_data, run_cell
 from paceggm.bench.store import RunStore
 
-__all__ = ["SweepSummary", "default_loader", "resolve_loader", "run_sweep", "store_for"]
+__all__ = ["BackendError", "SweepSummary", "check_config", "default_loader", "resolve_loader",
+           "run_sweep", "store_for"]
+
+
+class BackendError(RuntimeError):
+    """The parallel backend cannot be started (e.g. no dask scheduler at the address)."""
 
 
 def default_loader(name: str, *, preprocessing: str, data_dir=None):
@@ -60,7 +75,95 @@ def store_for(cfg: Mapping) -> RunStore:
     name = cfg.get("name")
     if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
         raise ValueError(f"the experiment name must be a plain non-empty string, got {name!r}")
-    return RunStore(Path(cfg.get("runs_dir") or "runs") / name)
+    runs_dir = Path(cfg.get("runs_dir") or "runs")
+    for folder in (runs_dir, runs_dir / name):
+        if folder.exists() and not folder.is_dir():
+            raise ValueError(f"runs_dir: {folder} exists and is not a directory")
+    return RunStore(runs_dir / name)
+
+
+def _uses_default_loader(cfg: Mapping, loader) -> bool:
+    return loader is None and cfg.get("loader") in (None, "")
+
+
+def _check_backend(backend: Mapping) -> None:
+    name = backend.get("name", "loky")
+    if name not in ("loky", "dask"):
+        raise ValueError(f"backend must be loky or dask, got {name!r}")
+    n_jobs = backend.get("n_jobs", 1)
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
+        raise ValueError(f"backend.n_jobs must be a non-zero integer (-1 = every core), got {n_jobs!r}")
+    if name == "dask":
+        address = backend.get("address")
+        if address is not None and (not isinstance(address, str) or "://" not in address and ":" not in address):
+            raise ValueError(f"backend.address must look like tcp://host:port, got {address!r}")
+        count = backend.get("n_workers", 2)
+        if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 1:
+            raise ValueError(f"backend.n_workers must be a positive integer, got {count!r}")
+        timeout = backend.get("timeout", 30)
+        if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real) or not timeout > 0:
+            raise ValueError(f"backend.timeout must be a positive number of seconds, got {timeout!r}")
+
+
+def check_config(cfg: Mapping, *, loader: Callable | None = None) -> list[Cell]:
+    """Every check a config can fail, before anything runs or is written; returns its cells.
+
+    Checks the grid (:func:`~paceggm.bench.cells.expand`: data sets, methods,
+    ρ, trials, bound policy, split), the dispatch order, the backend, the
+    runs directory, the loader and — with the default loader — that every
+    data set is in the registry.
+
+    Raises
+    ------
+    ValueError
+        With one line saying what is wrong and what is allowed.
+    """
+    order = cfg.get("order", "shuffled")
+    if order not in DISPATCH_ORDERS:
+        raise ValueError(f"order must be one of {', '.join(DISPATCH_ORDERS)}, got {order!r}")
+    if not isinstance(cfg.get("progress", True), bool):
+        raise ValueError(f"progress must be true or false, got {cfg.get('progress')!r}")
+    if cfg.get("drop_target") and cfg.get("reuse_from"):
+        # a cell's key names its data set, not its columns: a reused cell would be a full-d one
+        raise ValueError("drop_target=true cannot reuse cells (reuse_from): they were computed on every column")
+    _check_backend(cfg.get("backend") or {})
+    store_for(cfg)
+    cells = expand(cfg)
+    if loader is None:
+        resolve_loader(cfg.get("loader"))
+    if _uses_default_loader(cfg, loader):
+        from paceggm.bench.data.registry import list_datasets
+
+        known = set(list_datasets())
+        unknown = sorted({c.dataset for c in cells} - known)
+        if unknown:
+            raise ValueError(f"unknown data set(s) {', '.join(unknown)}; valid names: {', '.join(sorted(known))}")
+    return cells
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def n_workers(requested: int, n_pending: int, *, local: bool = True) -> int:
+    """Workers worth starting: ``requested`` (negative counts back from the cores, joblib's
+    convention), never more than there are pending cells, nor — on this machine — cores."""
+    cores = _cores()
+    n = requested if requested > 0 else cores + 1 + requested
+    n = min(n, n_pending)
+    if local:
+        n = min(n, cores)
+    return max(1, n)
+
+
+def _is_unavailable(exc: BaseException) -> bool:
+    """No file, no network: the data set may come later; everything else is a failure."""
+    from urllib.error import URLError
+
+    return isinstance(exc, (FileNotFoundError, ConnectionError, TimeoutError, URLError))
 
 
 @dataclass
@@ -77,18 +180,36 @@ class SweepSummary:
     elapsed: float = 0.0
     failures: list[dict] = field(default_factory=list)
     corrupt: list = field(default_factory=list)
+    unavailable: dict[str, tuple[int, str]] = field(default_factory=dict)  # data set -> (cells, why)
+    n_workers: int = 0
+    notes: list[str] = field(default_factory=list)
 
     @property
     def n_ran(self) -> int:
         return self.n_ok + self.n_failed
 
+    @property
+    def n_unavailable(self) -> int:
+        return sum(n for n, _ in self.unavailable.values())
+
+    @property
+    def exit_status(self) -> int:
+        """0 when no cell failed (cells waiting for unavailable data are not failures), else 1."""
+        return 1 if self.n_failed else 0
+
     def format(self) -> str:
         reused = f"reused: {self.n_reused} | " if self.n_reused else ""
+        unavailable = f"unavailable: {self.n_unavailable} | " if self.unavailable else ""
         lines = [
             f"[{self.experiment}] cells: {self.n_cells} | already done: {self.n_skipped} | {reused}"
-            f"ran: {self.n_ran} (ok {self.n_ok}, failed {self.n_failed}) | "
+            f"ran: {self.n_ran} (ok {self.n_ok}, failed {self.n_failed}) | {unavailable}"
             f"time: {self.elapsed:.1f}s | failures: {self.n_failed} | store: {self.store}"
         ]
+        lines += [f"  {note}" for note in self.notes]
+        if self.unavailable:
+            lines.append("  data not available (cells not run, not stored; rerun once the data is there):")
+            for ds, (n, why) in sorted(self.unavailable.items()):
+                lines.append(f"    {n:5d} cells of {ds}: {why}")
         for c in self.corrupt:
             lines.append(f"  corrupt cell file ignored and recomputed: {c.path} ({c.reason})")
         if self.failures:
@@ -119,28 +240,48 @@ def _cause(error: str) -> str:
     return lines[-1].strip()[:300] if lines else "unknown error"
 
 
+def _stop_loky_workers() -> None:
+    """Kill the reusable loky pool: an interrupted sweep must leave no worker behind."""
+    from joblib.externals.loky import get_reusable_executor
+
+    get_reusable_executor().shutdown(wait=True, kill_workers=True)
+
+
 @contextmanager
-def _backend(backend: Mapping, scatter: Sequence = ()):
-    """joblib configuration for the ``backend`` config group; yields ``n_jobs``."""
+def _backend(backend: Mapping, scatter: Sequence = (), *, n_pending: int):
+    """joblib configuration for the ``backend`` config group; yields the number of workers."""
     from joblib import parallel_config
 
     name = backend.get("name", "loky")
-    n_jobs = backend.get("n_jobs", 1)
+    requested = int(backend.get("n_jobs", 1))
     if name == "loky":
+        n_jobs = n_workers(requested, n_pending)
         # inner_max_num_threads pins BLAS/OpenMP in the workers' environment;
         # run_cell also limits threads in-process (n_jobs=1 runs here).
-        with parallel_config(backend="loky", n_jobs=n_jobs, inner_max_num_threads=1):
-            yield n_jobs
+        try:
+            with parallel_config(backend="loky", n_jobs=n_jobs, inner_max_num_threads=1):
+                yield n_jobs
+        except BaseException:
+            if n_jobs > 1:
+                _stop_loky_workers()
+            raise
     elif name == "dask":
         from distributed import Client, LocalCluster
 
         address = backend.get("address")
+        timeout = float(backend.get("timeout", 30))
         cluster = None
         if address:
-            client = Client(address)
+            n_jobs = n_workers(requested, n_pending, local=False)
+            try:
+                client = Client(address, timeout=timeout)
+            except (OSError, TimeoutError) as exc:
+                raise BackendError(f"cannot reach the dask scheduler at {address} within {timeout:g} s "
+                                   f"({type(exc).__name__}); is it running? (backend.address=…)") from None
         else:
+            n_jobs = n_workers(requested, n_pending)
             cluster = LocalCluster(
-                n_workers=int(backend.get("n_workers", 2)), threads_per_worker=1,
+                n_workers=n_workers(int(backend.get("n_workers", 2)), n_pending), threads_per_worker=1,
                 processes=bool(backend.get("processes", True)), dashboard_address=None,
             )
             client = Client(cluster)
@@ -154,6 +295,32 @@ def _backend(backend: Mapping, scatter: Sequence = ()):
                 cluster.close()
     else:
         raise ValueError(f"unknown backend {name!r}; choose loky or dask")
+
+
+def _leave_sigint_to_the_parent() -> None:
+    """In a worker process, ignore SIGINT: Ctrl-C reaches the whole process group, and
+    the sweep's process ends the workers itself (a worker would print a traceback)."""
+    import multiprocessing
+    import signal
+    import threading
+
+    if multiprocessing.parent_process() is not None and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _run_in_worker(cell: Cell, data: CellData, **kwargs) -> dict:
+    """:func:`run_cell` on copies of the data in aligned buffers.
+
+    Arrays shipped to a worker (dask scatter, pickling) land at whatever
+    address the transport gives them, and BLAS rounds differently at another
+    alignment: without this copy, a cell's bits would depend on where it ran.
+    """
+    _leave_sigint_to_the_parent()
+    data = dataclasses.replace(data, **{
+        f.name: aligned_copy(getattr(data, f.name)) for f in dataclasses.fields(data)
+        if f.name in ("X", "truth", "features", "target") and getattr(data, f.name) is not None
+    })
+    return run_cell(cell, data, **kwargs)
 
 
 def _reuse(cfg: Mapping, store: RunStore, todo: Sequence[Cell]) -> set[str]:
@@ -237,27 +404,44 @@ def run_sweep(
     Returns
     -------
     SweepSummary
+
+    Raises
+    ------
+    ValueError
+        The config is invalid (:func:`check_config`); nothing was written.
+    StoreBusyError, IncompatibleRunError
+        Another run holds the store, or the store was made with another
+        fingerprint; nothing was computed.
+    BackendError
+        The backend cannot be started; finished cells stay stored.
     """
+    t_start = time.perf_counter()
+    name = cfg["name"]
+    # a config error fails here, before the store is opened or any data is loaded
+    cells = check_config(cfg, loader=loader)
+    order = cfg.get("order", "shuffled")
+    store = store_for(cfg)
+    with store.lock():
+        return _sweep(cfg, cells, store, loader=loader or resolve_loader(cfg.get("loader")), order=order,
+                      overrides=overrides, show=cfg.get("progress", True) if progress is None else progress,
+                      log=log, t_start=t_start, name=name)
+
+
+def _sweep(cfg, cells, store, *, loader, order, overrides, show, log, t_start, name) -> SweepSummary:
     from joblib import Parallel, delayed
     from tqdm.auto import tqdm
 
-    t_start = time.perf_counter()
-    name = cfg["name"]
-    cells = expand(cfg)
-    order = cfg.get("order", "shuffled")
-    if order not in DISPATCH_ORDERS:  # a config error: fail before opening the store or loading data
-        raise ValueError(f"order must be one of {DISPATCH_ORDERS}, got {order!r}")
-    drop_target = bool(cfg.get("drop_target", False))
-    if drop_target and cfg.get("reuse_from"):
-        # a cell's key names its data set, not its columns: a reused cell would be a full-d one
-        raise ValueError("drop_target=true cannot reuse cells (reuse_from): they were computed on every column")
-    if loader is None:
-        resolve_loader(cfg.get("loader"))  # a bad loader name is a config error: fail before opening the store
-    store = store_for(cfg)
-    store.open(fingerprint=fingerprint(cfg), config=dict(cfg), provenance=provenance(cfg, overrides=overrides))
     scan = store.scan()
-    summary = SweepSummary(experiment=name, store=store.root, n_cells=len(cells), corrupt=scan.corrupt)
     todo = [c for c in cells if c.key not in scan.finished]
+    # A run with nothing to do does not touch the store (it may be read-only).
+    store.open(fingerprint=fingerprint(cfg), config=dict(cfg),
+               provenance=provenance(cfg, overrides=overrides), record=bool(todo))
+    summary = SweepSummary(experiment=name, store=store.root, n_cells=len(cells), corrupt=scan.corrupt)
+    if store.rebuilt:
+        info = store.rebuilt
+        summary.notes.append(f"{store.manifest_path.name} was damaged and has been rebuilt from the "
+                             f"{info['cell_files']} cell files (run history lost; the damaged file is kept "
+                             f"as {info['damaged_copy']}): {info['damage']}")
     summary.n_skipped = len(cells) - len(todo)
     if todo and cfg.get("reuse_from"):
         reused = _reuse(cfg, store, todo)
@@ -275,7 +459,6 @@ def run_sweep(
                  "cause": _cause(row["error"])}
             )
 
-    loader = loader or resolve_loader(cfg.get("loader"))
     by_dataset: dict[str, list[Cell]] = {}
     for c in todo:
         by_dataset.setdefault(c.dataset, []).append(c)
@@ -285,20 +468,27 @@ def run_sweep(
             loaded = loader(ds, preprocessing=cfg["preprocessing"], data_dir=cfg.get("data_dir"))
             data[ds] = prepare_data(
                 loaded, name=ds, preprocessing=cfg["preprocessing"], bound_check=cfg.get("bound_check", "auto"),
-                need_target=any(c.task == "regression" for c in ds_cells), drop_target=drop_target,
+                need_target=any(c.task == "regression" for c in ds_cells),
+                drop_target=bool(cfg.get("drop_target", False)),
             )
-        except Exception:
+        except Exception as exc:
+            if _is_unavailable(exc):
+                summary.unavailable[ds] = (len(ds_cells), _cause(f"{type(exc).__name__}: {exc}"))
+                continue
             error = f"data set {ds!r} could not be loaded:\n{traceback.format_exc()}"
             for c in ds_cells:
                 record(failed_row(c, name, error))
 
+    if by_dataset:
+        store.record_availability(unavailable={ds: why for ds, (_, why) in summary.unavailable.items()},
+                                  loaded=list(data))
     runnable = _dispatch_order([c for c in todo if c.dataset in data], data, order)
-    show = cfg.get("progress", True) if progress is None else progress
     test_fraction = float(cfg.get("test_fraction", 0.2))
     if runnable:
-        with _backend(cfg.get("backend") or {}, scatter=list(data.values())) as n_jobs:
+        with _backend(cfg.get("backend") or {}, scatter=list(data.values()), n_pending=len(runnable)) as n_jobs:
+            summary.n_workers = n_jobs
             tasks = (
-                delayed(run_cell)(c, data[c.dataset], experiment=name, test_fraction=test_fraction)
+                delayed(_run_in_worker)(c, data[c.dataset], experiment=name, test_fraction=test_fraction)
                 for c in runnable
             )
             bar = tqdm(total=len(runnable), desc=name, unit="cell", disable=not show, file=log,

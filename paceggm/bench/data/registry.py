@@ -58,11 +58,6 @@ def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path:
     return _from_root(str(_paths_config().get("data_dir", "datasets/raw"))).resolve()
 
 
-def cache_dir() -> Path:
-    """Where OpenML downloads are kept (``conf/paths`` ``cache_dir``, default ``<repo>/datasets/cache``)."""
-    return _from_root(str(_paths_config().get("cache_dir", "datasets/cache")))
-
-
 @functools.cache
 def _registry(root: str) -> dict[str, DictConfig]:
     entries = {}

@@ -3,11 +3,18 @@ or scikit-learn's bundled copy.
 
 Every source returns a ``pandas.DataFrame`` with the registry's canonical column names, so the
 preprocessing sees the same table whichever way the file arrived (plain or gzip, local or OpenML).
+
+A raw file whose registry entry lists checksums (``raw.md5``: the MD5 of each file's decompressed
+bytes, as documented beside the raw files) is checked before it is parsed: a different file is
+refused with its name, never silently read. OpenML goes through the ``openml`` client exactly as
+the user configured it (its cache directory, retry policy and server are left alone), and the
+client's cache is the only copy of a download: this module writes no file.
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import os
 import warnings
@@ -18,7 +25,7 @@ import numpy as np
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
-from .registry import DATA_DIR_ENV, cache_dir
+from .registry import DATA_DIR_ENV
 
 OFFLINE_ENV = "PACEGGM_OFFLINE"
 
@@ -71,24 +78,38 @@ def find_raw_files(cfg: DictConfig, data_dir: Path) -> list[Path] | None:
     return found
 
 
-def _read_text(path: Path, encoding: str) -> str:
+_FRESH_COPY = "(provenance and checksums: SOURCES.md beside the raw files, or datasets/README.md)"
+
+
+def _read_text(path: Path, encoding: str, md5: str | None = None) -> str:
     try:
         if path.suffix == ".gz":
             with gzip.open(path, "rb") as fh:
                 data = fh.read()
         else:
             data = path.read_bytes()
-        return data.decode(encoding)
-    except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
+    except (OSError, EOFError, zlib.error) as exc:
         raise DatasetFileError(
             f"{path}: corrupt or truncated file ({type(exc).__name__}: {exc}); replace it with a fresh copy "
-            f"(provenance and checksums: SOURCES.md beside the raw files, or datasets/README.md)"
+            + _FRESH_COPY
         ) from exc
+    if md5 is not None:
+        got = hashlib.md5(data).hexdigest()
+        if got != str(md5).lower():
+            raise DatasetFileError(
+                f"{path}: checksum mismatch: the MD5 of its content is {got}, the registry lists {md5}; "
+                f"the file is damaged or not the documented one: replace it with a fresh copy " + _FRESH_COPY
+            )
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise DatasetFileError(f"{path}: not {encoding} text ({exc}); replace it with a fresh copy "
+                               + _FRESH_COPY) from exc
 
 
-def _read_one(path: Path, raw: DictConfig, skiprows: int) -> pd.DataFrame:
+def _read_one(path: Path, raw: DictConfig, skiprows: int, md5: str | None = None) -> pd.DataFrame:
     encoding = str(raw.get("encoding", "utf-8"))
-    text = _read_text(path, encoding)
+    text = _read_text(path, encoding, md5)
     fmt = str(raw.get("format", "csv"))
     try:
         if fmt == "arff":
@@ -122,10 +143,13 @@ def read_raw(cfg: DictConfig, paths: list[Path]) -> pd.DataFrame:
     """Read (and concatenate) the raw files of ``cfg``, name the columns, check the row count."""
     raw = cfg.raw
     skiprows = list(raw.get("skiprows") or [0] * len(paths))
+    checksums = list(raw.get("md5") or [None] * len(paths))
+    if len(checksums) != len(paths):
+        raise ValueError(f"{cfg.name}: raw.md5 lists {len(checksums)} checksums for {len(paths)} files")
     frames = []
     names = column_names(raw.get("column_names"))
-    for path, skip in zip(paths, skiprows):
-        frame = _read_one(path, raw, int(skip))
+    for path, skip, md5 in zip(paths, skiprows, checksums):
+        frame = _read_one(path, raw, int(skip), md5)
         if raw.get("drop_empty_columns", False):
             frame = frame.loc[:, frame.notna().any()]
         if names is not None:
@@ -148,47 +172,28 @@ def read_raw(cfg: DictConfig, paths: list[Path]) -> pd.DataFrame:
 
 # --------------------------------------------------------------------------- OpenML
 
-def _openml_cache_file(openml_id: int) -> Path:
-    return cache_dir() / f"openml-{int(openml_id)}.parquet"
-
-
 def _offline() -> bool:
     return os.environ.get(OFFLINE_ENV, "").strip().lower() not in ("", "0", "false", "no")
 
 
-def fetch_openml(openml_id: int) -> tuple[pd.DataFrame, Path]:
-    """The full OpenML table (features and target), from ``datasets/cache`` or downloaded once.
+def fetch_openml(openml_id: int) -> tuple[pd.DataFrame, str]:
+    """The full OpenML table (features and target) through the ``openml`` client.
 
-    The ``openml`` client's own cache is pointed inside ``datasets/cache`` too; the parquet copy
-    is what makes a second load independent of the network and of the client's cache layout.
+    The client is used as configured (``~/.config/openml/config``, ``$OPENML_CACHE_DIR``): a data
+    set it has downloaded once loads from its cache without the network. Nothing of the client's
+    global configuration is changed, and nothing is written here.
     """
-    target = _openml_cache_file(openml_id)
-    if target.is_file():
-        try:
-            return pd.read_parquet(target), target
-        except Exception as exc:
-            raise DatasetFileError(
-                f"{target}: corrupt cached OpenML copy ({type(exc).__name__}: {exc}); delete it to download again"
-            ) from exc
     if _offline():
         raise ConnectionError(f"${OFFLINE_ENV} is set: no download attempted")
     import openml
 
-    openml.config.set_root_cache_directory(str(cache_dir() / "openml"))
-    # The client retries 5 times with back-off by default: ~13 s before an offline run learns
-    # there is no network. Two attempts still ride out a transient failure.
-    openml.config.connection_n_retries = min(int(openml.config.connection_n_retries), 2)
     dataset = openml.datasets.get_dataset(
         int(openml_id), download_data=True, download_qualities=False, download_features_meta_data=False
     )
     frame, *_ = dataset.get_data(dataset_format="dataframe")
     if not isinstance(frame, pd.DataFrame):
         raise DatasetFileError(f"OpenML {openml_id}: expected a data frame, got {type(frame).__name__}")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".tmp")
-    frame.to_parquet(tmp)
-    os.replace(tmp, target)  # atomic: parallel workers never see a half-written cache file
-    return frame, target
+    return frame, f"openml client cache {openml.config.get_cache_directory()}"
 
 
 def openml_frame(cfg: DictConfig, frame: pd.DataFrame) -> pd.DataFrame:
@@ -265,7 +270,7 @@ def load_frame(cfg: DictConfig, data_dir: Path) -> tuple[pd.DataFrame, str]:
                      f"(or point ${DATA_DIR_ENV} / data_dir= at the folder holding it)")
     if spec is not None:
         where.append(f"run once with network access to download it from OpenML "
-                     f"(https://www.openml.org/d/{int(spec.id)}; cached in {cache_dir()})")
+                     f"(https://www.openml.org/d/{int(spec.id)}; kept in the openml client's cache)")
     raise DatasetUnavailableError(
         f"data set {cfg.name!r} is not available: "
         + (f"no {wanted} in {data_dir}; " if wanted else "")

@@ -1,14 +1,21 @@
-"""``python -m paceggm.bench.figures --runs runs --out figures``.
+"""``python -m paceggm.bench.figures --runs runs --out runs/figures``.
 
 Builds every figure and table it has results for, writes ``<out>/REPORT.md``
 and prints what it wrote and what it skipped (with why). Exit status 1 when a
 results table exists but cannot be read; skipping for lack of data is not an error.
+
+Missing inputs never erase earlier output: a skipped artifact's files are left
+in place (and keep their section of the report), and when nothing at all can
+be drawn the report is not rewritten either. The output folder defaults to
+``<runs>/figures``, so drawing from a run never writes over the committed
+figures unless ``--out`` says so.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import matplotlib
 
@@ -30,7 +37,10 @@ def main(argv: list[str] | None = None) -> int:
     defaults = FiguresConfig()
     p = argparse.ArgumentParser(prog="python -m paceggm.bench.figures", description=__doc__.split("\n")[0])
     p.add_argument("--runs", default="runs", help="results store: runs/<experiment>/results.parquet")
-    p.add_argument("--out", default="figures", help="output directory (tables go to <out>/tables)")
+    p.add_argument("--out", default=None,
+                   help="output directory (tables go to <out>/tables); default <runs>/figures")
+    p.add_argument("--experiments", type=_names, default=None,
+                   help="comma-separated experiments to read (default: every results table under --runs)")
     p.add_argument("--main-datasets", type=_names, default=defaults.main_datasets,
                    help="comma-separated data sets of the main-text figure")
     p.add_argument("--main-methods", type=_names, default=defaults.main_methods,
@@ -51,8 +61,10 @@ def main(argv: list[str] | None = None) -> int:
                                formats=args.formats, width=args.width)
     except ValueError as exc:
         p.error(str(exc))
-    log = build_all(args.runs, args.out, config)
-    report = write_report(log)
+    out = args.out if args.out is not None else str(Path(args.runs) / "figures")
+    log = build_all(args.runs, out, config, experiments=args.experiments)
+    drawn = [a for a in log.artifacts if not a.skipped and a.source != "data stage"]
+    report = write_report(log) if drawn else None
     for art in log.artifacts:
         if art.skipped:
             print(f"skipped {art.name}: {art.skipped}")
@@ -62,7 +74,11 @@ def main(argv: list[str] | None = None) -> int:
                   + " ".join(str(f) for f in art.files))
     for name, why in sorted(log.unreadable.items()):
         print(f"ERROR   {name}: {why}", file=sys.stderr)
-    print(f"report  {report}")
+    if report is None:
+        print(f"nothing drawn (no usable results table under {args.runs}): every file in {out}, "
+              "REPORT.md included, is left as it was")
+    else:
+        print(f"report  {report}")
     return 1 if log.unreadable else 0
 
 

@@ -211,16 +211,22 @@ def _tables(log, config, tables_, *, name, title, description, artifact, select,
     return art
 
 
-def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = None) -> BuildLog:
+def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = None, *,
+              experiments=None) -> BuildLog:
     """Build every artifact it can from ``runs/*/results.parquet`` into ``out``.
 
-    Returns the :class:`BuildLog`; :func:`report.write_report` turns it into
-    ``out/REPORT.md``.
+    ``experiments`` restricts the tables read (e.g. ``["quick"]`` draws a
+    reduced recipe alone). An artifact without results is skipped and its
+    existing files in ``out`` are left alone. Returns the :class:`BuildLog`;
+    :func:`report.write_report` turns it into ``out/REPORT.md``.
     """
     config = config or FiguresConfig()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     tables_, unreadable = load_results(runs)
+    if experiments is not None:
+        tables_ = {k: v for k, v in tables_.items() if k in experiments}
+        unreadable = {k: v for k, v in unreadable.items() if k in experiments}
     log = BuildLog(out=out, unreadable=unreadable,
                    experiments={k: (len(v), int((v["status"] == "ok").sum())) for k, v in tables_.items()})
     spread = plots.spread_caption(config.spread)

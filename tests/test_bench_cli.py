@@ -1,0 +1,358 @@
+"""The harness from its command line: exit status, one-line user errors, signals, lock, Hydra CLI."""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from paceggm.bench.__main__ import main
+from paceggm.bench.cells import expand
+from paceggm.bench.config import compose_config, to_plain
+from paceggm.bench.runner import n_workers, run_sweep, store_for
+from paceggm.bench.store import RunStore
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+SMALL = ["experiment=demo", "method=[paceggm]", "datasets=[syn1]", "rho=[0.1,1.0]", "trials=2",
+         "loader=bench_loaders:small_loader", "progress=false", "backend.n_jobs=1"]
+
+
+def _run(capsys, *args) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _one_error_line(err: str) -> str:
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in err, err
+    return lines[0]
+
+
+# ---------------------------------------------------------------- exit status
+
+def test_all_ok_exits_0_a_failed_cell_exits_1(tmp_path, capsys):
+    code, out, _ = _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")
+    assert code == 0 and "failures: 0" in out
+    broken = "+method.broken={key:broken,target:'paceggm.no_such_module:Estimator'}"
+    code, out, _ = _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}", broken)
+    assert code == 1 and "failures: 4" in out
+
+
+def test_unavailable_data_exits_0_and_is_reported(tmp_path, capsys):
+    code, out, _ = _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}", "datasets=[syn1,not_here]")
+    assert code == 0 and "unavailable: 4" in out and "4 cells of not_here" in out
+    assert "this grid: 8 cells, 4 stored, 4 missing" in out
+
+
+@pytest.mark.parametrize("override, words", [
+    ("datasets=[nosuch]", "unknown data set(s) nosuch; valid names: adult"),
+    ("order=foo", "order must be one of shuffled"),
+    ("backend.n_jobs=0", "backend.n_jobs must be a non-zero integer"),
+    ("backend.n_jobs=abc", "backend.n_jobs must be a non-zero integer"),
+    ("backend=nosuch", "Could not find 'backend/nosuch'"),
+    ("test_fraction=-1", "test_fraction must be a number strictly between 0 and 1"),
+    ("bound_check=sometimes", "bound_check must be auto"),
+    ("experiment=nosuch", "Could not find 'experiment/nosuch'"),
+    ("method=[nosuch]", "Could not load 'method/nosuch'"),
+    ("trials=0", "trials must be >= 1"),
+    ("rho=0.1,1", "add -m (--multirun)"),
+])
+def test_user_errors_get_one_line_exit_2_and_nothing_runs(tmp_path, capsys, override, words):
+    # the default loader: names are checked against the data-set registry
+    args = ["run", "experiment=demo", f"runs_dir={tmp_path}", "progress=false", override]
+    code, out, err = _run(capsys, *args)
+    assert code == 2 and words in _one_error_line(err)
+    assert not list(tmp_path.iterdir())  # no store, no cell
+
+
+def test_runs_dir_naming_a_file_is_a_user_error(tmp_path, capsys):
+    target = tmp_path / "a_file"
+    target.write_text("x")
+    code, _, err = _run(capsys, "run", *SMALL, f"runs_dir={target}")
+    assert code == 2 and "is not a directory" in _one_error_line(err)
+    assert target.read_text() == "x"
+
+
+def test_a_full_disk_is_one_line_and_the_store_stays_resumable(tmp_path, capsys, monkeypatch):
+    real_fsync = os.fsync
+    calls = {"n": 0}
+
+    def fsync(fd):
+        calls["n"] += 1
+        if calls["n"] > 3:  # the manifest and two cells fit; then the disk is full
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    code, _, err = _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")
+    line = _one_error_line(err)
+    assert code == 2 and "No space left on device" in line and "cells" in line
+    store = RunStore(tmp_path / "demo")
+    assert len(store.scan().finished) == 2 and not list(store.cells_dir.glob(".*.tmp"))
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    code, out, _ = _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")
+    assert code == 0 and "already done: 2" in out and "ran: 2" in out
+
+
+def test_a_run_with_nothing_to_do_writes_nothing(tmp_path, capsys):
+    assert _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")[0] == 0
+    store = RunStore(tmp_path / "demo")
+    files = [store.manifest_path, store.results_path, *store.cells_dir.iterdir()]
+    before = {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in files}
+    code, out, _ = _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")
+    assert code == 0 and "already done: 4" in out
+    assert {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in files} == before
+
+
+def test_a_read_only_store_can_be_rechecked(tmp_path, capsys, monkeypatch):
+    """Without write permission there is no lock to take; a finished store still reruns and collects."""
+    assert _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")[0] == 0
+    real_open = os.open
+
+    def read_only(path, flags, *a, **kw):
+        if flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real_open(path, flags, *a, **kw)
+
+    monkeypatch.setattr(os, "open", read_only)
+    code, out, _ = _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")
+    assert code == 0 and "already done: 4" in out and "collected 4 cells" in out
+
+
+def test_a_second_writer_is_refused_with_a_clear_line(tmp_path, capsys):
+    with RunStore(tmp_path / "demo").lock():
+        code, _, err = _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")
+    assert code == 2 and "is being written by another run (pid" in _one_error_line(err)
+    assert not (tmp_path / "demo" / "cells").exists()
+
+
+def test_a_bad_scheduler_address_is_one_line(tmp_path, capsys):
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    t0 = time.monotonic()
+    code, _, err = _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}", "backend=dask",
+                        f"backend.address=tcp://127.0.0.1:{port}", "backend.timeout=2")
+    assert code == 2 and f"cannot reach the dask scheduler at tcp://127.0.0.1:{port}" in _one_error_line(err)
+    assert time.monotonic() - t0 < 30
+
+
+def test_worker_count_is_capped_by_cores_and_pending_cells(tmp_path):
+    cores = len(os.sched_getaffinity(0))
+    assert n_workers(1000, 1) == 1 and n_workers(1000, 10_000) == cores
+    assert n_workers(-1, 10_000) == cores and n_workers(-1, 1) == 1
+    assert n_workers(1000, 3, local=False) == 3
+    cfg = to_plain(compose_config([*SMALL, f"runs_dir={tmp_path}", "rho=[1.0]", "trials=1",
+                                   "backend.n_jobs=1000"]))
+    summary = run_sweep(cfg)
+    assert (summary.n_ok, summary.n_workers) == (1, 1)
+
+
+# ---------------------------------------------------------------- signals
+
+def _cli(args, **kw):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(TESTS)]), "OMP_NUM_THREADS": "1"}
+    return subprocess.Popen([sys.executable, "-m", "paceggm.bench", *args], cwd=REPO, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def _descendants(pid: int) -> set[int]:
+    out, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        kids = subprocess.run(["ps", "-o", "pid=", "--ppid", str(p)], capture_output=True, text=True).stdout.split()
+        for k in map(int, kids):
+            if k not in out:
+                out.add(k)
+                todo.append(k)
+    return out
+
+
+def _running(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status  # a zombie has ended; only its exit status is left
+
+
+@pytest.mark.parametrize("signum, group", [(signal.SIGTERM, False), (signal.SIGINT, True)])
+def test_a_signal_ends_the_run_cleanly_and_it_resumes(tmp_path, signum, group):
+    # pgd1 on these data takes ~0.1-1 s a cell: slow enough to be stopped in the middle.
+    args = [*SMALL, f"runs_dir={tmp_path}", "datasets=[syn1,bc]", "trials=4",
+            "method.paceggm.params.solver=pgd1", "backend.n_jobs=2"]
+    cells_dir = tmp_path / "demo" / "cells"
+    proc = _cli(["run", *args], start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if cells_dir.is_dir() and len(list(cells_dir.glob("*.json"))) >= 3:
+            break
+        time.sleep(0.02)
+    assert proc.poll() is None, "the sweep ended before the signal: " + proc.communicate()[1][-2000:]
+    workers = _descendants(proc.pid)
+    assert workers, "no worker processes were started"
+    # Ctrl-C in a terminal reaches the whole process group; `kill` reaches the sweep's process only
+    (os.killpg if group else os.kill)(proc.pid, signum)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signum
+    assert "Traceback" not in err and "interrupted" in err, err
+    assert [ln for ln in err.splitlines() if ln.strip()] == [
+        f"interrupted ({signal.Signals(signum).name}): every finished cell is stored; "
+        "rerun the same command to resume"]
+    deadline = time.monotonic() + 20
+    while any(_running(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [w for w in workers if _running(w)], "worker processes outlived the run"
+    assert not list((tmp_path / "demo").rglob("*.tmp"))
+    survivors = {p.name: p.read_bytes() for p in cells_dir.glob("*.json")}
+    resumed = _cli(["run", *args])
+    out, err = resumed.communicate(timeout=300)
+    assert resumed.returncode == 0, err
+    assert f"already done: {len(survivors)}" in out and "failures: 0" in out
+    assert len(list(cells_dir.glob("*.json"))) == 16
+    for name, content in survivors.items():
+        assert (cells_dir / name).read_bytes() == content
+
+
+# ---------------------------------------------------------------- results never shrink
+
+def test_a_reduced_grid_adds_to_the_table_and_summary_shows_its_view(tmp_path, capsys):
+    assert _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")[0] == 0  # 4 cells
+    code, out, _ = _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}", "rho=[0.1]", "trials=[0]",
+                        "datasets=[syn1,syn2]")
+    assert code == 0 and "this grid: 2 cells, 2 stored, 0 missing; 3 stored cells of other grids" in out
+    table = pd.read_parquet(tmp_path / "demo" / "results.parquet")
+    assert len(table) == 5 == len(RunStore(tmp_path / "demo").scan().rows)
+    assert _run(capsys, "collect", *SMALL, f"runs_dir={tmp_path}", "rho=[0.1]")[0] == 0
+    assert len(pd.read_parquet(tmp_path / "demo" / "results.parquet")) == 5
+    code, out, _ = _run(capsys, "summary", *SMALL, f"runs_dir={tmp_path}", "datasets=[syn2]")
+    assert code == 0 and "syn2" in out and "syn1" not in out
+    assert "1 of the grid's 4 cells are stored" in out and "holds 5 cells in all" in out
+
+
+def test_summary_of_a_recipe_shows_what_the_figures_draw(tmp_path, capsys):
+    from paceggm.bench.figures.results import load_results
+
+    args = ["experiment=demo", f"runs_dir={tmp_path}", "progress=false", "backend.n_jobs=1"]
+    assert _run(capsys, "run", *args)[0] == 0
+    assert _run(capsys, "run", *args, "rho=[0.5]", "trials=[0]")[0] == 0  # cells outside the recipe
+    code, out, _ = _run(capsys, "summary", *args)
+    n = len(expand(to_plain(compose_config(args))))
+    assert code == 0 and f"# every cell of {tmp_path / 'demo' / 'results.parquet'}: {n + 3}" in out
+    shown = {float(line.split()[2]) for line in out.splitlines()[1:] if line.startswith("breast")}
+    drawn = load_results(tmp_path)[0]["demo"]
+    assert shown == set(drawn["rho"]) == {0.01, 0.1, 0.5, 1.0}
+    code, out, _ = _run(capsys, "summary", *args, "rho=[0.5]", "trials=[0]")
+    assert code == 0 and "3 of the grid's 3 cells are stored" in out and " 0.01 " not in out
+
+
+def test_publish_writes_only_a_complete_recipe_grid(tmp_path, capsys):
+    dest = tmp_path / "published"
+    args = ["experiment=demo", f"runs_dir={tmp_path / 'runs'}", "progress=false", "backend.n_jobs=1"]
+    assert _run(capsys, "run", *args)[0] == 0
+    victims = sorted((tmp_path / "runs" / "demo" / "cells").glob("*.json"))[:3]
+    for path in victims:  # as if their data set had been unavailable
+        path.unlink()
+    code, out, _ = _run(capsys, "collect", "--publish", str(dest), *args)
+    n = len(expand(to_plain(compose_config(args))))
+    assert code == 0 and f"not published: 3 of the grid's {n} cells are not stored" in out
+    assert not dest.exists()
+    assert _run(capsys, "run", *args)[0] == 0
+    code, out, _ = _run(capsys, "collect", "--publish", str(dest), *args)
+    assert code == 0 and f"published {n} cells" in out
+    assert set(pd.read_parquet(dest / "demo" / "results.parquet")["cell_key"]) == \
+        {c.key for c in expand(to_plain(compose_config(args)))}
+
+
+def test_publish_leaves_out_only_cells_of_unavailable_data(tmp_path, capsys, monkeypatch):
+    from paceggm.bench import runner
+
+    dest = tmp_path / "published"
+    args = ["experiment=demo", f"runs_dir={tmp_path / 'runs'}", "progress=false", "backend.n_jobs=1"]
+
+    def offline(name, **kw):
+        raise ConnectionError("no network")
+
+    monkeypatch.setattr(runner, "default_loader", offline)
+    code, out, _ = _run(capsys, "run", *args)
+    assert code == 0 and "unavailable: " in out
+    assert RunStore(tmp_path / "runs" / "demo").unavailable() == {
+        "breast_cancer_sklearn": "ConnectionError: no network"}
+    code, out, _ = _run(capsys, "collect", "--publish", str(dest), *args)
+    assert code == 0 and "not published: no cell of the grid is stored" in out and not dest.exists()
+    monkeypatch.undo()
+    assert _run(capsys, "run", *args)[0] == 0
+    assert RunStore(tmp_path / "runs" / "demo").unavailable() == {}  # available again: forgotten
+
+
+def test_publish_leaves_out_the_cells_of_unavailable_data_sets_only(tmp_path):
+    from paceggm.bench.collect import publish
+
+    cfg = to_plain(compose_config(SMALL + ["datasets=[syn1,syn2]"]))
+    cells = expand(cfg)
+    from paceggm.bench.collect import collect
+
+    half = to_plain(compose_config(SMALL + ["datasets=[syn1]", f"runs_dir={tmp_path}"]))
+    run_sweep(half)
+    table, _ = collect(store_for(half))
+    ok, text = publish(table, cells, tmp_path / "out.parquet")
+    assert not ok and "not published: 4 of the grid's 8 cells" in text
+    ok, text = publish(table, cells, tmp_path / "out.parquet", unavailable={"syn2"})
+    assert ok and text.endswith("; 4 cells of unavailable data sets (syn2) left out")
+    assert len(pd.read_parquet(tmp_path / "out.parquet")) == 4
+
+
+def test_publishing_a_recipe_with_grid_overrides_is_refused(tmp_path, capsys):
+    code, _, err = _run(capsys, "collect", "--publish", str(tmp_path), "experiment=demo", "rho=[0.1]",
+                        f"runs_dir={tmp_path}")
+    assert code == 2 and "drop them" in _one_error_line(err)
+
+
+# ---------------------------------------------------------------- a conventional command line
+
+def test_help_for_the_program_and_each_command(capsys):
+    code, out, _ = _run(capsys, "--help")
+    assert code == 0 and all(c in out for c in ("run", "collect", "show", "summary", "figures"))
+    for command in ("run", "collect", "show", "summary"):
+        code, out, _ = _run(capsys, command, "--help")
+        assert code == 0 and "--multirun" in out and "--cfg" in out and f"paceggm-bench {command}" in out
+    code, out, _ = _run(capsys, "figures", "--help")
+    assert code == 0 and "--runs" in out
+    proc = subprocess.run([sys.executable, "-m", "paceggm.bench", "--help"], capture_output=True, text=True)
+    assert proc.returncode == 0 and "usage: paceggm-bench" in proc.stdout
+
+
+def test_cfg_job_prints_the_composed_config_and_runs_nothing(tmp_path, capsys):
+    import yaml
+
+    code, out, _ = _run(capsys, "run", "--cfg", "job", "experiment=hyperparameters", "trials=2",
+                        f"runs_dir={tmp_path}")
+    cfg = yaml.safe_load(out)
+    assert code == 0 and cfg["name"] == "hyperparameters" and cfg["trials"] == 2
+    assert not list(tmp_path.iterdir())
+
+
+def test_multirun_runs_one_job_per_swept_value(tmp_path, capsys):
+    code, out, _ = _run(capsys, "run", "-m", *SMALL, f"runs_dir={tmp_path}", "rho=0.1,1", "trials=1")
+    assert code == 0 and "# job 1/2: " in out and "# job 2/2: " in out
+    table = pd.read_parquet(tmp_path / "demo" / "results.parquet")
+    assert sorted(table["rho"]) == [0.1, 1.0]
+    code, out, _ = _run(capsys, "show", "--multirun", *SMALL, f"runs_dir={tmp_path}", "rho=choice(0.1,1)",
+                        "trials=range(1,3)")
+    assert code == 0 and out.count("# job ") == 4 and out.count("# 1 cells") == out.count("# 2 cells") == 2
+
+
+def test_the_multirun_hint_of_a_sweep_without_m_works(tmp_path, capsys):
+    code, _, err = _run(capsys, "show", *SMALL, f"runs_dir={tmp_path}", "rho=0.1,1")
+    assert code == 2 and "add -m (--multirun)" in err
+    assert _run(capsys, "show", "-m", *SMALL, f"runs_dir={tmp_path}", "rho=0.1,1")[0] == 0
