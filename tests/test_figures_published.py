@@ -70,6 +70,14 @@ def test_measurements_comparison_reads_the_mean_over_ok_trials():
     assert dist.cells == len(ours) and dist.missing == 14 * 7 - len(ours)
 
 
+def test_runtime_comparison_shows_both_standard_errors():
+    rows = validate_results(synthetic_results("runtime", rhos=(1e-4, 10.0)))
+    table, dist = P.runtime_comparison(rows, "paper", label="newton")
+    assert table.name == "published_runtime_paper_newton" and dist.cells == len(table.data.dropna(subset=["ours"]))
+    adult = table.text.loc["adult (d=6)", "ρ=0.0001"]
+    assert adult.startswith("0.0500 ± 0.010 / ") and adult.count("±") == 2
+
+
 def test_best_pair_matches_are_counted_exactly():
     rows = select_variants(validate_results(synthetic_results("hyperparameters", fail_rate=0.0,
                                                               missing_rate=0.0, trials=2)),

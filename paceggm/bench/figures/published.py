@@ -70,7 +70,7 @@ def published_table(key: str) -> pd.DataFrame:
     --------
     >>> t = published_table("measurements")
     >>> float(t.query("dataset == 'communities_crime' and rho == 10")["offdiagonal_mean"].iloc[0])
-    255.0
+    255.3
     """
     return _read(key).copy()
 
@@ -146,13 +146,16 @@ def _numeric_text(data: pd.DataFrame, name: str, what: str, dist: Distance) -> T
     labels = dict(zip(order, text.index))
     for _, row in data.iterrows():
         pub = fmt_sig(row["published"])
+        if np.isfinite(row["published_se"]):
+            pub += f" ± {fmt_sig(row['published_se'], 2)}"
         if not np.isfinite(row["ours"]):
             cell = f"{pub} / {MISSING}"
         else:
             sem = fmt_sig(row["sem"], 2) if np.isfinite(row["sem"]) else "n/a"
             cell = f"{pub} / {fmt_sig(row['ours'])} ± {sem} ({fmt_sig(row['ratio'], 2)}×)"
         text.loc[labels[row["dataset"]], rho_label(row["rho"])] = cell
-    caption = (f"{what}: published / ours ± standard error over trials (ours ÷ published). "
+    caption = (f"{what}: published (± its standard error where printed) / ours ± standard error over "
+               f"trials (ours ÷ published). "
                f"{dist.summary()}.")
     return Table(name, caption, text, data)
 
