@@ -97,6 +97,12 @@ bench: install bench-reference
 bench-reference: install
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.reference_solvers
 
+# --- IPM-Cholesky's stopping rule: candidates' time vs error vs KKT residual on blocks and whole runs
+# paired with the committed solver results (figures/tables/stopping_rule.md, about 15 min on one core).
+.PHONY: bench-stopping
+bench-stopping: install
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.stopping_rule
+
 # --- privacy audit: confidence lower bounds on the privacy loss of the mechanisms on worst-case
 # neighbouring data sets, with broken controls it must catch -> figures/tables/audit.{md,tex}
 # (about 3 min on one core; a small version runs in `make test`). Fails if a bound exceeds a claim.

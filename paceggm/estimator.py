@@ -56,6 +56,12 @@ class RoundRecord:
         Solver iterations this round (over the blocks solved).
     converged : bool
         Whether every block solved this round converged (no iteration cap hit).
+    n_solved : int
+        Blocks solved this round (the others were reused unchanged).
+    n_capped : int
+        Blocks solved this round that stopped at an iteration cap.
+    max_iter : int
+        Most iterations one block took this round.
     """
 
     round: int
@@ -69,6 +75,9 @@ class RoundRecord:
     solve_time: float
     n_iter: int = 0
     converged: bool = True
+    n_solved: int = 0
+    n_capped: int = 0
+    max_iter: int = 0
 
 
 @dataclass(frozen=True)
@@ -106,6 +115,21 @@ class PACEGGMResult:
     def converged(self) -> bool:
         """Whether the solver converged in every round (no iteration cap hit)."""
         return all(r.converged for r in self.history)
+
+    @property
+    def n_solves(self) -> int:
+        """Block solves over all rounds."""
+        return sum(r.n_solved for r in self.history)
+
+    @property
+    def n_capped(self) -> int:
+        """Block solves, over all rounds, that stopped at an iteration cap."""
+        return sum(r.n_capped for r in self.history)
+
+    @property
+    def max_iter(self) -> int:
+        """Most iterations one block solve took, over all rounds."""
+        return max((r.max_iter for r in self.history), default=0)
 
 
 def _check_params(*, bound, alpha, beta, max_rounds, solver, use_components, solver_options) -> None:
@@ -279,7 +303,8 @@ def _run(
         estimate = rec.covariance
         annealed = bool((not final) and change <= _ANNEAL_FACTOR * m.sigma)
         history.append(RoundRecord(t, (j, k), m.sigma, rho_sel, m.rho, change, annealed, final, rec.solve_time,
-                                   rec.n_iter, rec.converged))
+                                   rec.n_iter, rec.converged, n_solved=rec.n_solved, n_capped=rec.n_capped,
+                                   max_iter=rec.max_iter))
         if final:
             break
         if annealed:
@@ -450,4 +475,7 @@ class PACEGGM(PrivateCovarianceEstimator):
         self.solve_time_ = res.solve_time
         self.n_iter_ = res.n_iter
         self.converged_ = res.converged
+        self.n_solves_ = res.n_solves
+        self.n_capped_ = res.n_capped
+        self.max_iter_ = res.max_iter
         return res.covariance, res.charges

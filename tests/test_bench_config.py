@@ -70,6 +70,17 @@ def test_hyperparameter_recipe_grid():
     assert cfg["trials"] == 5
 
 
+def test_runtime_and_components_recipes_take_ipm_beside_newton_by_override():
+    for name, grid in (("runtime", "+method.paceggm.grid.solver=[newton,ipm]"),
+                       ("components", "+method.paceggm.grid.solver=[newton,ipm]")):
+        cells = expand(_cfg(f"experiment={name}", grid))
+        assert {c.param_dict["solver"] for c in cells} == {"newton", "ipm"}
+        by_trial = {}
+        for c in cells:
+            by_trial.setdefault((c.dataset, c.rho, c.trial), set()).add(c.seed)
+        assert all(len(s) == 1 for s in by_trial.values())  # both solvers paired by seed
+
+
 def test_components_and_regression_recipes():
     cells = expand(_cfg("experiment=components"))
     assert {c.variant for c in cells} == {"paceggm[use_components=True]", "paceggm[use_components=False]"}

@@ -7,6 +7,7 @@ import pytest
 
 from paceggm import PACEGGM, reconstruct
 from paceggm.exceptions import ConvergenceWarning
+from paceggm.reconstruction import solver_defaults
 
 from conftest import bounded_gaussian
 
@@ -75,3 +76,45 @@ def test_newton_flag_follows_where_its_continuation_stopped():
         rec = reconstruct(y, lam, solver="newton", solver_options=options)
     assert rec.converged == sol.converged
     assert any(issubclass(w.category, ConvergenceWarning) for w in caught) == (not rec.converged)
+
+
+def test_ipm_tight_preset_is_the_default_and_options_set_the_stopping_rule():
+    from paceggm.reconstruction.ipm import PRESETS, solve_ipm
+    from paceggm.reconstruction.problem import make_problem, natural_units
+
+    y, lam = _measurements(d=8)
+    scale, lam_unit = natural_units(y, lam)
+    p = make_problem(y, lam, scale=scale, lam_unit=lam_unit)
+    default, tight = solve_ipm(p), solve_ipm(p, preset="tight")
+    assert np.array_equal(default.W, tight.W) and default.n_iter == tight.n_iter
+    # The preset replaces the individual stopping options.
+    assert np.array_equal(solve_ipm(p, preset="tight", maxiter=3).W, tight.W)
+    coarse = solve_ipm(p, stage_ftol=1e-6, final_ftol=1e-8, stage_gtol=1e-1, final_gtol=1e-2)
+    assert 0 < coarse.n_iter < tight.n_iter
+    assert np.linalg.norm(coarse.W - tight.W) > np.linalg.norm(tight.W) * 1e-9  # a different stopping point
+    with pytest.raises(ValueError, match="unknown IPM preset 'fast'.*tight"):
+        solve_ipm(p, preset="fast")
+    assert set(PRESETS["tight"]) <= set(solver_defaults()["ipm"])  # recorded in a run's fingerprint
+
+
+def test_reconstruction_counts_capped_solves_and_the_longest():
+    y, lam = _measurements()
+    lam[2, 3] = lam[3, 2] = 0.0  # two components of 3 indices each
+    with pytest.warns(ConvergenceWarning):
+        rec = reconstruct(y, lam, solver="pgd0", solver_options={"maxiter": 2})
+    assert rec.n_solved == 2 and rec.n_capped == 2 and rec.max_iter == 2
+    fine = reconstruct(y, lam, solver="newton")
+    assert fine.n_capped == 0 and 0 < fine.max_iter <= fine.n_iter
+
+
+def test_estimator_summarises_solves_over_rounds():
+    X = bounded_gaussian(2000, 5, seed=1)
+    with pytest.warns(ConvergenceWarning):
+        capped = PACEGGM(rho=1.0, solver="ipm", solver_options={"maxiter": 2, "stage_maxiter": 2},
+                         max_rounds=4, random_state=0).fit(X)
+    hist = capped.history_
+    assert capped.n_solves_ == sum(r.n_solved for r in hist) >= len(hist)
+    assert capped.n_capped_ == capped.n_solves_  # every solve hit the cap
+    assert capped.max_iter_ == max(r.max_iter for r in hist) > 0
+    fine = PACEGGM(rho=1.0, max_rounds=4, random_state=0).fit(X)
+    assert fine.n_capped_ == 0 and fine.n_solves_ > 0

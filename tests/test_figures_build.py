@@ -343,3 +343,13 @@ def test_solver_ratio_tables_are_filled_with_newton_as_the_reference(dedicated):
     paired = (log.out / "tables" / "solver_paired_ratios.md").read_text(encoding="utf-8")
     pgd = [line for line in paired.splitlines() if line.startswith("| frobenius, PACE-GGM (PGD init 0)")]
     assert len(pgd) == 1 and int(pgd[0].strip("|").split("|")[1]) > 0, pgd
+
+
+def test_runtime_table_and_components_figure_carry_ipm_beside_newton(tmp_path):
+    write_synthetic_store(tmp_path / "runs", experiments=("runtime", "components"))
+    log = build_all(tmp_path / "runs", tmp_path / "out", FiguresConfig(formats=("png",)))
+    runtime = (tmp_path / "out" / "tables" / "runtime.md").read_text(encoding="utf-8")
+    assert "| communities_crime (d=102), PACE-GGM |" in runtime
+    assert "| communities_crime (d=102), PACE-GGM (IPM) |" in runtime
+    components = next(a for a in log.artifacts if a.name == "components")
+    assert "PACE-GGM (IPM)" in components.description and "PACE-GGM (IPM, components off)" in components.description

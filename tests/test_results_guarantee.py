@@ -34,6 +34,14 @@ def test_new_rows_record_the_guarantee_and_convergence(tmp_path):
     pace = paper[paper["method"] == "paceggm"]
     assert pace["converged"].eq(True).all()
     assert paper.loc[paper["method"] == "ssp", "converged"].isna().all()  # no solver
+    assert (pace["n_solves"] >= pace["n_rounds"]).all() and pace["n_capped_solves"].eq(0).all()
+    assert (pace["max_solve_iter"] > 0).all()
+    assert paper.loc[paper["method"] == "ssp", ["n_solves", "n_capped_solves", "max_solve_iter"]].isna().all().all()
+    capped = _sweep(tmp_path / "capped", "preprocessing=paper", "method=[paceggm]",
+                    "+method.paceggm.params.solver_options={maxiter:2}", "method.paceggm.params.solver=pgd0")
+    assert capped["converged"].eq(False).all()
+    assert ((capped["n_capped_solves"] > 0) & (capped["n_capped_solves"] <= capped["n_solves"])).all()
+    assert capped["max_solve_iter"].eq(2).all()
 
 
 def test_old_tables_get_the_guarantee_from_their_preprocessing():
@@ -42,6 +50,7 @@ def test_old_tables_get_the_guarantee_from_their_preprocessing():
         assert "guarantee_holds" not in raw.columns  # committed before the column existed
         df = validate_results(raw)
         assert df["guarantee_holds"].eq(holds).all() and df["converged"].isna().all()
+        assert df[["n_solves", "n_capped_solves", "max_solve_iter"]].isna().all().all()
 
 
 def test_figures_of_the_published_setting_say_the_guarantee_does_not_hold(tmp_path):

@@ -15,7 +15,8 @@ from paceggm.bench.store import CorruptCell, RunStore
 
 __all__ = ["CollectReport", "collect", "grid_view", "publish", "to_frame"]
 
-_INT = ("n", "d", "n_measured_diag", "n_measured_offdiag", "n_rounds")
+_INT = ("n", "d", "n_measured_diag", "n_measured_offdiag", "n_rounds", "n_solves", "n_capped_solves",
+        "max_solve_iter")
 _FLOAT = ("rho", "mahalanobis", "frobenius", "mse", "rho_spent", "wall_time", "solve_time")
 
 

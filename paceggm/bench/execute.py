@@ -136,6 +136,9 @@ def _base_row(cell: Cell, experiment: str) -> dict:
         "solve_time": math.nan,
         "guarantee_holds": None,
         "converged": None,
+        "n_solves": None,
+        "n_capped_solves": None,
+        "max_solve_iter": None,
         "params": canonical_json(cell.param_dict),  # the p_* columns are built from it
     }
 

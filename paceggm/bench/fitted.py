@@ -47,6 +47,9 @@ class ReportsPattern(Protocol):
     n_rounds_: int
     solve_time_: float
     converged_: bool  # the solver converged in every round (no iteration cap hit)
+    n_solves_: int  # block solves over all rounds
+    n_capped_: int  # of those, the ones an iteration cap ended
+    max_iter_: int  # most iterations of one solve
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,9 @@ class FitRecord:
     n_rounds: int | None = None
     solve_time: float = math.nan
     converged: bool | None = None  # unknown for methods without an iterative solver
+    n_solves: int | None = None
+    n_capped_solves: int | None = None
+    max_solve_iter: int | None = None
 
 
 def read_fit(est, spec: MethodSpec, d: int) -> FitRecord:
@@ -86,7 +92,8 @@ def read_fit(est, spec: MethodSpec, d: int) -> FitRecord:
                         f"{type(fit).__name__} lacks {', '.join(_members(ReportsPattern))}")
     pattern = np.asarray(fit.pattern_, dtype=bool)
     return FitRecord(spent, int(np.count_nonzero(np.diag(pattern))), int(np.count_nonzero(np.tril(pattern, -1))),
-                     int(fit.n_rounds_), float(fit.solve_time_), bool(fit.converged_))
+                     int(fit.n_rounds_), float(fit.solve_time_), bool(fit.converged_), int(fit.n_solves_),
+                     int(fit.n_capped_), int(fit.max_iter_))
 
 
 def _members(proto) -> list[str]:

@@ -151,6 +151,15 @@ def _synthetic(seed: int = 3) -> np.ndarray:
     return X - X.mean(0)
 
 
+def replay_source(*, quick: bool) -> tuple[np.ndarray, str]:
+    """The data a benchmark replays, and how to name it: communities_crime, or the synthetic stand-in."""
+    if quick:
+        return _synthetic(), "a synthetic data set of n = 4000, d = 12"
+    from paceggm.bench.data import load_dataset
+
+    return np.asarray(load_dataset("communities_crime", preprocessing="paper").X), "communities_crime"
+
+
 def main(argv=None) -> None:
     from threadpoolctl import threadpool_limits
 
@@ -163,12 +172,7 @@ def main(argv=None) -> None:
     log = lambda s: print(s, flush=True)  # noqa: E731
     t0 = time.perf_counter()
     with threadpool_limits(limits=1):
-        if args.quick:
-            X, source = _synthetic(), "a synthetic data set of n = 4000, d = 12"
-        else:
-            from paceggm.bench.data import load_dataset
-
-            X, source = np.asarray(load_dataset("communities_crime", preprocessing="paper").X), "communities_crime"
+        X, source = replay_source(quick=args.quick)
         problems, n_rounds = replayed_blocks(X, rho=args.rho, n_blocks=args.blocks)
         log(f"{source}: {n_rounds} rounds, blocks of d = {[p.d for p in problems]}")
         rows = [measure_block(p, log) for p in problems]

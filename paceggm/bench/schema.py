@@ -30,11 +30,14 @@ table. Columns, in order:
 | solve_time | float or NaN | seconds in the reconstruction solver |
 | guarantee_holds | bool | False when the bound was waived (``bound_check="waive"``): the data may exceed it |
 | converged | bool or NA | PACE-GGM: the solver converged in every round (no iteration cap hit) |
+| n_solves | int or NA | PACE-GGM: block solves over all rounds (unchanged blocks are reused, not solved) |
+| n_capped_solves | int or NA | PACE-GGM: solves that stopped at an iteration cap (the answer is not the converged one) |
+| max_solve_iter | int or NA | PACE-GGM: most iterations one block solve took |
 
 Tables written before these two columns existed are read with ``guarantee_holds``
 derived from the preprocessing under the default bound policy (``"auto"``: waived
 for ``paper``, enforced for ``strict``; see :func:`paceggm.bench.execute.bound_policy`)
-and ``converged`` unknown (NA).
+and ``converged`` and the three solve counts unknown (NA).
 
 The stored table has one more column, ``params``: the cell's constructor
 parameters as canonical JSON — the record the cell's key was computed from —
@@ -56,6 +59,7 @@ RESULT_COLUMNS = (
     "rho", "trial", "seed", "status", "error",
     "mahalanobis", "frobenius", "mse", "n_measured_diag", "n_measured_offdiag", "n_rounds",
     "rho_spent", "wall_time", "solve_time", "guarantee_holds", "converged",
+    "n_solves", "n_capped_solves", "max_solve_iter",
 )
 
 STORED_COLUMNS = (*RESULT_COLUMNS, "params")

@@ -186,7 +186,7 @@ def reconstruct(
     cov = np.zeros((d, d))
     blocks: dict = {}
     mus: list[float] = []
-    n_solved = n_iter = 0
+    n_solved = n_iter = n_capped = max_iter = 0
     t0 = time.perf_counter()
     for idx in comps:
         ix = np.ix_(idx, idx)
@@ -205,6 +205,8 @@ def reconstruct(
             sol = spec.solve(prob, init=init, **options)
             n_solved += 1
             n_iter += sol.n_iter
+            n_capped += not sol.converged
+            max_iter = max(max_iter, sol.n_iter)
             block = {
                 "y": y_b.copy(),
                 "lam": lam_b.copy(),
@@ -235,6 +237,8 @@ def reconstruct(
         blocks=blocks,
         n_iter=n_iter,
         converged=converged,
+        n_capped=n_capped,
+        max_iter=max_iter,
     )
 
 

@@ -49,6 +49,11 @@ class Reconstruction:
         Solver iterations of the blocks solved in this call.
     converged : bool
         Whether every block converged (reused blocks count as they did when solved).
+    n_capped : int
+        Blocks solved in this call that stopped before converging (see
+        :class:`BlockSolution`).
+    max_iter : int
+        Most iterations one block solved in this call took (0 if none was solved).
     """
 
     covariance: np.ndarray
@@ -60,3 +65,5 @@ class Reconstruction:
     blocks: dict = field(default_factory=dict, repr=False)
     n_iter: int = 0
     converged: bool = True
+    n_capped: int = 0
+    max_iter: int = 0

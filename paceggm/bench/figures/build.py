@@ -262,8 +262,8 @@ def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = 
             title="Connected components on vs off",
             description=lambda labels: f"Both errors (which should coincide) and the solver time per "
                                        f"trial vs ρ for {_enumerate(labels)}; {spread}.",
-            select=lambda df: select_variants(df, methods={"paceggm"}, params={"use_components"}),
-            metrics=ERRORS + ["solve_time"], compared=("use_components",))
+            select=lambda df: select_variants(df, methods={"paceggm"}, params={"use_components", "solver"}),
+            metrics=ERRORS + ["solve_time"], compared=("use_components", "solver"))
 
     # Results are read with PACE-GGM's default parameters dropped from the labels, so the
     # Newton rows are labelled as the default variant is when Newton is the default solver.
@@ -313,8 +313,8 @@ def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = 
     _tables(log, config, tables_, name="runtime", artifact="runtime",
             title="Runtime",
             description="Total time per trial (whole fit), mean ± standard error over trials, "
-                        "per data set and ρ.",
-            select=lambda df: select_variants(_covariance_rows(df)),
+                        "per data set, solver and ρ.",
+            select=lambda df: select_variants(_covariance_rows(df), params={"solver"}),
             make=lambda rows: [tables.runtime_table(rows)], metrics=["wall_time"])
 
     for artifact, suffix, label in (("claims", "", "published setting"),

@@ -79,7 +79,7 @@ def validate_results(df: pd.DataFrame, *, source: str = "results table") -> pd.D
 
 
 def _with_guarantee_columns(df: pd.DataFrame) -> pd.DataFrame:
-    """Rows older than the ``guarantee_holds``/``converged`` columns: derive the first, leave the second unknown.
+    """Rows older than the ``guarantee_holds``/``converged``/solve-count columns: derive the first, the rest unknown.
 
     The guarantee follows from the preprocessing under the default bound policy
     (``auto``), which every committed table was computed with.
@@ -93,6 +93,9 @@ def _with_guarantee_columns(df: pd.DataFrame) -> pd.DataFrame:
     out["guarantee_holds"] = holds.fillna(derived)
     if "converged" not in out.columns:
         out["converged"] = pd.array([pd.NA] * len(out), dtype="boolean")
+    for col in ("n_solves", "n_capped_solves", "max_solve_iter"):
+        if col not in out.columns:
+            out[col] = pd.array([pd.NA] * len(out), dtype="Int64")
     return out
 
 

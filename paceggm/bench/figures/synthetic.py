@@ -59,10 +59,10 @@ RECIPES = {
     "main": (PAPER, (_v("paceggm"), _v("ssp"), _v("adaptivecov"), _v("diagonal")), 10),
     "main_strict": (PAPER, (_v("paceggm"), _v("ssp"), _v("adaptivecov"), _v("diagonal")), 10),
     "measurements": (PAPER, (_v("paceggm"),), 10),
-    "runtime": (PAPER, (_v("paceggm"),), 10),
+    "runtime": (PAPER, tuple(_v(f"paceggm[solver={s}]", "paceggm", solver=s) for s in ("newton", "ipm")), 10),
     "solver": (SOLVER_FIVE, tuple(_v(f"paceggm[solver={s}]", "paceggm", solver=s) for s in SOLVERS), 10),
-    "components": (SOLVER_FIVE, tuple(_v(f"paceggm[use_components={u}]", "paceggm", use_components=u)
-                                      for u in (True, False)), 10),
+    "components": (SOLVER_FIVE, tuple(_v(f"paceggm[solver={s},use_components={u}]", "paceggm", solver=s,
+                                         use_components=u) for s in ("newton", "ipm") for u in (True, False)), 10),
     "hyperparameters": (FIVE, tuple(_v(f"paceggm[alpha={a:g},beta={b:g}]", "paceggm", alpha=a, beta=b)
                                     for a in GRID for b in GRID) + (_v("ssp"),), 5),
     "regression": (REGRESSION, (_v("adassp"), _v("paceggm_regression")), 10),
