@@ -315,3 +315,35 @@ def test_unknown_dispatch_order_fails_before_the_store_is_created(tmp_path):
     with pytest.raises(ValueError, match="cheapest_first"):
         run_sweep(cfg)
     assert not (tmp_path / "quick").exists()
+
+
+def test_drop_target_runs_the_covariance_cells_on_the_features_only(tmp_path):
+    full = _cfg(tmp_path / "full")
+    dropped = _cfg(tmp_path / "dropped", "drop_target=true")
+    run_sweep(full)
+    run_sweep(dropped)
+    a, _ = _table(full)
+    b, _ = _table(dropped)
+    assert (a["d"] == 6).all() and (b["d"] == 5).all() and (b["status"] == "ok").all()
+    # the same cells and seeds, one column fewer: a paired comparison with the full-d run
+    assert a["seed"].tolist() == b["seed"].tolist()
+    assert (b["n_measured_offdiag"] <= 5 * 4 // 2).all()
+    # a store made without the option keeps its fingerprint; one made with it refuses a full-d resume
+    assert "drop_target" not in json.loads(store_for(full).manifest_path.read_text())["fingerprint"]
+    with pytest.raises(IncompatibleRunError):
+        run_sweep({**full, "runs_dir": dropped["runs_dir"]})
+    with pytest.raises(ValueError, match="cannot reuse"):
+        run_sweep(_cfg(tmp_path / "reuse", "drop_target=true", "reuse_from=[demo]"))
+
+
+def test_drop_target_refuses_regression_cells_and_data_without_an_outcome(tmp_path):
+    from paceggm.bench.execute import prepare_data
+
+    from bench_loaders import small_loader
+
+    ds = small_loader("syn1", preprocessing="paper")
+    with pytest.raises(ValueError, match="need the target"):
+        prepare_data(ds, name="syn1", preprocessing="paper", bound_check="waive", need_target=True, drop_target=True)
+    ds.target = None
+    with pytest.raises(ValueError, match="no target or label column"):
+        prepare_data(ds, name="syn1", preprocessing="paper", bound_check="waive", need_target=False, drop_target=True)

@@ -81,7 +81,9 @@ def to_plain(cfg) -> dict:
 def fingerprint(cfg: Mapping) -> dict:
     from paceggm.reconstruction import solver_defaults
 
-    return {**{k: cfg.get(k) for k in FINGERPRINT_FIELDS}, "solver_defaults": solver_defaults()}
+    # drop_target enters only when set, so stores made before the option keep their fingerprint
+    dropped = {"drop_target": True} if cfg.get("drop_target") else {}
+    return {**{k: cfg.get(k) for k in FINGERPRINT_FIELDS}, **dropped, "solver_defaults": solver_defaults()}
 
 
 def _git_commit() -> str:

@@ -68,14 +68,21 @@ class CellData:
         return int(self.X.shape[1])
 
 
-def prepare_data(dataset, *, name: str, preprocessing: str, bound_check: str, need_target: bool) -> CellData:
-    """``CellData`` from a loaded data set (anything with ``X``, ``bound``, ``features_and_target()``)."""
+def prepare_data(dataset, *, name: str, preprocessing: str, bound_check: str, need_target: bool,
+                 drop_target: bool = False) -> CellData:
+    """``CellData`` from a loaded data set (anything with ``X``, ``bound``, ``features_and_target()``).
+
+    ``drop_target=True`` removes the data set's outcome column (its regression target, else its
+    class label) from ``X``: the covariance methods then see the d − 1 features only.
+    """
     got = getattr(dataset, "preprocessing", preprocessing)
     if got != preprocessing:
         raise ValueError(f"loader returned {name!r} with preprocessing {got!r}, expected {preprocessing!r}")
     X = aligned_copy(dataset.X)
     if X.ndim != 2 or X.shape[0] < 2 or not np.all(np.isfinite(X)):
         raise ValueError(f"data set {name!r}: X must be a finite 2-D array with n >= 2, got shape {X.shape}")
+    if drop_target:
+        X = _without_outcome(dataset, X, name=name, need_target=need_target)
     features = target = None
     target_error = None
     if need_target:
@@ -91,6 +98,16 @@ def prepare_data(dataset, *, name: str, preprocessing: str, bound_check: str, ne
         bound=float(dataset.bound), bound_check=bound_policy(bound_check, preprocessing),
         features=features, target=target, target_error=target_error,
     )
+
+
+def _without_outcome(dataset, X: np.ndarray, *, name: str, need_target: bool) -> np.ndarray:
+    outcome = getattr(dataset, "target", None) or getattr(dataset, "label", None)
+    columns = tuple(getattr(dataset, "columns", ()))
+    if need_target:
+        raise ValueError(f"data set {name!r}: drop_target=true cannot run regression cells, which need the target")
+    if outcome is None or outcome not in columns:
+        raise ValueError(f"data set {name!r} has no target or label column to drop (drop_target=true)")
+    return aligned_copy(np.delete(X, columns.index(outcome), axis=1))
 
 
 def _base_row(cell: Cell, experiment: str) -> dict:

@@ -123,6 +123,9 @@ def check_config(cfg: Mapping, *, loader: Callable | None = None) -> list[Cell]:
         raise ValueError(f"order must be one of {', '.join(DISPATCH_ORDERS)}, got {order!r}")
     if not isinstance(cfg.get("progress", True), bool):
         raise ValueError(f"progress must be true or false, got {cfg.get('progress')!r}")
+    if cfg.get("drop_target") and cfg.get("reuse_from"):
+        # a cell's key names its data set, not its columns: a reused cell would be a full-d one
+        raise ValueError("drop_target=true cannot reuse cells (reuse_from): they were computed on every column")
     _check_backend(cfg.get("backend") or {})
     store_for(cfg)
     cells = expand(cfg)
@@ -466,6 +469,7 @@ def _sweep(cfg, cells, store, *, loader, order, overrides, show, log, t_start, n
             data[ds] = prepare_data(
                 loaded, name=ds, preprocessing=cfg["preprocessing"], bound_check=cfg.get("bound_check", "auto"),
                 need_target=any(c.task == "regression" for c in ds_cells),
+                drop_target=bool(cfg.get("drop_target", False)),
             )
         except Exception as exc:
             if _is_unavailable(exc):

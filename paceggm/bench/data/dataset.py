@@ -29,6 +29,9 @@ class Dataset:
         Names of the columns of ``X``.
     target : str or None
         The regression target's name within ``columns``, or None.
+    label : str or None
+        The class label's name within ``columns`` for a classification data set kept whole
+        (e.g. spambase's ``spam``), or None. Only ``drop_target`` reads it.
     preprocessing : {"paper", "strict", "none"}
     bound : float
         The declared coordinate bound ``B`` (1.0). It truly holds only if ``max_abs <= bound``,
@@ -50,6 +53,7 @@ class Dataset:
     max_abs: float
     covariance: np.ndarray | None = None
     source: str = ""
+    label: str | None = None
 
     @property
     def n(self) -> int:
@@ -78,9 +82,11 @@ def _load_cached(name: str, preprocessing: str, data_dir: str) -> Dataset:
     cfg = get_config(name)
     frame, source = load_frame(cfg, Path(data_dir))
     frame = complete_nonconstant(select_columns(cfg, encode_columns(cfg, frame)))
-    target = cfg.get("target")
+    target, label = cfg.get("target"), cfg.get("label")
     if target is not None and target not in frame.columns:
         raise ValueError(f"{name}: regression target {target!r} was dropped (constant or not numeric)")
+    if label is not None and label not in frame.columns:
+        raise ValueError(f"{name}: class label {label!r} is not a kept column")
     X = preprocess(frame.to_numpy(dtype=np.float64), preprocessing)
     return Dataset(
         name=name,
@@ -91,6 +97,7 @@ def _load_cached(name: str, preprocessing: str, data_dir: str) -> Dataset:
         bound=1.0,
         max_abs=float(np.abs(X).max()),
         source=source,
+        label=None if label is None else str(label),
     )
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 
 from paceggm.bench.methods import METHODS
 
-from . import claims, plots, style, tables
+from . import claims, plots, published, style, tables, verdicts
 from .config import FiguresConfig
 from .results import (
     CellProblem,
@@ -356,4 +356,80 @@ def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = 
     else:
         art.skipped = f"{ds_md} not found (written by the data stage)"
     log.artifacts.append(art)
+    _against_published(log, config, tables_)
     return log
+
+
+def _solver_of(rows) -> str:
+    solvers = rows["p_solver"].dropna().unique() if "p_solver" in rows else []
+    return str(solvers[0]) if len(solvers) == 1 else "default"
+
+
+def _against_published(log, config, tables_):
+    """Each published table beside ours, their distance figures, scatter plots, and the C1–C13 verdicts."""
+    compared = {}
+
+    def keep(result):
+        compared[result[0].name] = result
+        return [result[0]]
+    pace = {"select": lambda df: select_variants(df, methods={"paceggm"}), "metrics": ["n_measured_offdiag"]}
+    for artifact, label in (("published_measurements", "published setting"),
+                            ("published_measurements_strict", "strict preprocessing")):
+        _tables(log, config, tables_, name=artifact, artifact=artifact, **pace,
+                title=f"Measured entries against the publication's Table 3 ({label})",
+                description="Published mean off-diagonal entries per trial beside ours (mean ± SE), and the ratio.",
+                make=lambda rows: keep(published.measurements_comparison(rows, rows["preprocessing"].iloc[0])))
+    _tables(log, config, tables_, name="published_runtime", artifact="published_runtime",
+            title="Runtime against the publication's Table 4",
+            description="Published seconds per trial (IPM-Cholesky) beside ours (mean ± SE), per solver run.",
+            select=lambda df: select_variants(df, methods={"paceggm"}, params={"solver"}), metrics=["wall_time"],
+            make=lambda rows: [t for v, g in rows.groupby("variant") for t in keep(published.runtime_comparison(
+                g, g["preprocessing"].iloc[0], label=_solver_of(g)))])
+    _tables(log, config, tables_, name="published_best", artifact="published_best",
+            title="Best (α, β) against the publication's Tables 5 and 6",
+            description="Published best pair beside ours per data set and ρ, and what the published pair costs in our runs.",
+            select=lambda df: select_variants(df, methods={"paceggm"}, params={"alpha", "beta"}), metrics=ERRORS,
+            make=lambda rows: [t for m in ("frobenius", "mahalanobis")
+                               for t in keep(published.best_pair_comparison(rows, m))])
+    def sources(*names):
+        found = [a.source for a in log.artifacts if a.name in names and a.source]
+        return ", ".join(dict.fromkeys(found)) or None
+    art = Artifact("published_distances", "table", "Distance from the published tables",
+                   "Per published table: cells within 10 % / 25 % / 2×, median ratio, cells beyond 3 SE, "
+                   "exact winner matches.")
+    log.artifacts.append(art)
+    found = [r[1] for r in compared.values()]
+    if not found:
+        art.skipped = "no results to compare with the published tables"
+    else:
+        t = published.distance_table([d for d in found if isinstance(d, published.Distance)],
+                                     [d for d in found if isinstance(d, published.WinnerDistance)])
+        art.files = tables.write_table(t, log.out / "tables")
+        art.markdown = [f"*{t.caption}*\n\n" + tables.to_markdown(t)]
+        art.source = sources("published_measurements", "published_measurements_strict", "published_runtime",
+                             "published_best")
+    for name, stem, xlabel in (("published_measurements_scatter", "published_measurements_", "off-diagonal entries"),
+                               ("published_runtime_scatter", "published_runtime_", "seconds per trial")):
+        panels = [(k[len(stem):].replace("_", ", ", 1), r[0].data) for k, r in compared.items() if k.startswith(stem)]
+        fig_art = Artifact(name, "figure", f"Ours against published: {xlabel}",
+                           f"Each (data set, ρ) cell: our mean ({xlabel}) against the publication's, log axes, "
+                           "the line y = x and a ±25 % band; colour: data set.")
+        log.artifacts.append(fig_art)
+        if not panels:
+            fig_art.skipped = "no comparison with the published table"
+            continue
+        fig = published.scatter_figure(panels, xlabel=f"published {xlabel}", ylabel=f"ours, {xlabel}",
+                                       width=config.width)
+        fig_art.files = plots.save(fig, log.out, name, config.formats)
+        fig_art.source = sources(*(a.name for a in log.artifacts if a.name.startswith(stem[:-1])
+                                   and a.kind == "table"))
+    art = Artifact("claims_verdicts", "table", "The publication's statements C1–C13: verdicts",
+                   "Each statement, the criterion applied, our numbers and the verdict, computed from the results.")
+    log.artifacts.append(art)
+    if not tables_:
+        art.skipped = "no results tables"
+        return
+    v = verdicts.verdict_table(verdicts.verdicts(tables_))
+    art.files = tables.write_table(v, log.out / "tables")
+    art.markdown = [f"*{v.caption}*\n\n" + tables.to_markdown(v)]
+    art.source = ", ".join(sorted(tables_))

@@ -28,6 +28,10 @@ DEFAULT_SOURCES = {
     "regression": ("regression", "quick"),
     "measurements": ("measurements", "main", "quick", "demo"),
     "runtime": ("runtime", "quick", "demo"),
+    "published_measurements": ("measurements", "main", "quick", "demo"),
+    "published_measurements_strict": ("main_strict",),
+    "published_runtime": ("runtime",),
+    "published_best": ("hyperparameters",),
 }
 
 SPREADS = ("minmax", "sd", "sem", "none")

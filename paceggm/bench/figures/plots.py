@@ -189,6 +189,9 @@ def save(fig: Figure, out_dir: Path, name: str, formats) -> list[Path]:
     paths = []
     for fmt in formats:
         path = out_dir / f"{name}.{fmt}"
-        fig.savefig(path, format=fmt, metadata={"CreationDate": None} if fmt == "pdf" else None)
+        # Saving reads the resolution and the PDF font type from the rc settings: outside the
+        # style's context they fall back to matplotlib's (100 dpi: 700 px at full text width).
+        with mpl.rc_context(style.RC):
+            fig.savefig(path, format=fmt, metadata={"CreationDate": None} if fmt == "pdf" else None)
         paths.append(path)
     return paths

@@ -1,0 +1,451 @@
+"""Verdicts on the publication's statements C1–C13, computed from the results tables.
+
+Each statement has one function here. It reads the results tables it needs, computes
+the numbers that test the statement, and applies an explicit criterion (stated in its
+docstring and in the table) to give one of :data:`VERDICTS`. A statement whose data
+are missing — a recipe not run, or data sets only reachable online — is "not testable
+here", with the reason. Means are over ok trials; cells are (data set, ρ).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from paceggm.bench.data.registry import get_config
+from paceggm.bench.summary import trial_stats
+
+from .claims import spearman
+from .results import select_variants
+from .tables import Table, _alpha_beta, fmt_sig
+
+SUPPORTED, PARTLY, CONTRADICTED, UNTESTABLE = "supported", "partly", "contradicted", "not testable here"
+VERDICTS = (SUPPORTED, PARTLY, CONTRADICTED, UNTESTABLE)
+ERRORS = ("mahalanobis", "frobenius")
+#: Statements about data sets only reachable on OpenML name them, so a run without them says so.
+ONLINE_ONLY = ("indian_pines", "madeline")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One statement, the criterion applied, the numbers found and the verdict."""
+
+    claim: str
+    statement: str
+    criterion: str
+    evidence: str
+    verdict: str
+    untestable: str = ""  # parts of the statement this machine cannot test, and why
+
+
+def _by_parts(held: list[bool]) -> str:
+    """All parts hold: supported; some: partly; none: contradicted."""
+    if all(held):
+        return SUPPORTED
+    return PARTLY if any(held) else CONTRADICTED
+
+
+def _means(df: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Mean ``metric`` per (dataset, rho) × variant."""
+    return trial_stats(df, metric, by=("dataset", "rho", "variant"))["mean"].unstack("variant")
+
+
+def _stats(df: pd.DataFrame, metric: str) -> pd.DataFrame:
+    return trial_stats(df, metric, by=("dataset", "rho", "variant"))
+
+
+def _d(df: pd.DataFrame) -> pd.Series:
+    return df.groupby("dataset")["d"].max().dropna()
+
+
+def _e_off(dataset: str) -> float:
+    published = get_config(dataset).get("published")
+    return float(published.e_off) if published is not None and "e_off" in published else np.nan
+
+
+def _untestable(claim, statement, criterion, reason) -> Verdict:
+    return Verdict(claim, statement, criterion, reason, UNTESTABLE, reason)
+
+
+def _missing(tables, *names) -> str | None:
+    absent = [n for n in names if n not in tables or not (tables[n]["status"] == "ok").any()]
+    return f"no results of the {', '.join(absent)} recipe" if absent else None
+
+
+def _unavailable(tables, name) -> list[str]:
+    df = tables.get(name)
+    if df is None:
+        return list(ONLINE_ONLY)
+    ok = set(df.loc[df["status"] == "ok", "dataset"])
+    return [x for x in ONLINE_ONLY if x not in ok]
+
+
+def _main(tables) -> pd.DataFrame:
+    df = tables["main"]
+    return select_variants(df[df["method"] != "paceggm_regression"])
+
+
+def c1(tables) -> Verdict:
+    """C1: PACE-GGM has the smallest mean error of all methods of ``main`` (the diagonal baseline
+    included) in at least 3/4 of the cells on both errors: supported; in at least 1/4 on either: partly."""
+    st = ("PACE-GGM improves the estimation error over SSP and the other baselines, most in high "
+          "dimension and at low-to-moderate budgets.")
+    crit = "PACE-GGM wins ≥ 75 % of cells (all methods of `main`) on both errors; partly if ≥ 25 % on either."
+    if (why := _missing(tables, "main")):
+        return _untestable("C1", st, crit, why)
+    df, shares, parts = _main(tables), [], []
+    for m in ERRORS:
+        means = _means(df, m).dropna()
+        wins = means.idxmin(axis=1) == "paceggm"
+        big = means.index.get_level_values("dataset").map(_d(df)) >= 32
+        low = means.index.get_level_values("rho") <= 0.1
+        shares.append(wins.mean())
+        parts.append(f"{m}: PACE-GGM wins {int(wins.sum())} of {len(wins)} cells against "
+                     f"{', '.join(c for c in means.columns if c != 'paceggm')} "
+                     f"(d ≥ 32: {int(wins[big].sum())} of {int(big.sum())}; "
+                     f"ρ ≤ 0.1: {int(wins[low].sum())} of {int(low.sum())})")
+    verdict = SUPPORTED if min(shares) >= 0.75 else PARTLY if max(shares) >= 0.25 else CONTRADICTED
+    return Verdict("C1", st, crit, "; ".join(parts), verdict)
+
+
+def c2(tables) -> Verdict:
+    """C2: Spearman's correlation of d with the gain over SSP (SSP's mean error ÷ PACE-GGM's) is
+    positive at every ρ on both errors: supported; at most ρ: partly."""
+    st = "The advantage over SSP grows with the dimension d."
+    crit = "Spearman(d, gain over SSP) > 0 at every ρ on both errors; partly if at more than half."
+    if (why := _missing(tables, "main")):
+        return _untestable("C2", st, crit, why)
+    df = _main(tables)
+    d = _d(df)
+    rs = {}
+    for m in ERRORS:
+        means = _means(df, m)
+        gain = (means["ssp"] / means["paceggm"]).dropna()
+        rs[m] = [spearman(g.index.get_level_values("dataset").map(d), g)
+                 for _, g in gain.groupby(level="rho")]
+    every = [r for v in rs.values() for r in v]
+    positive = sum(r > 0 for r in every)
+    verdict = SUPPORTED if positive == len(every) else PARTLY if positive > len(every) / 2 else CONTRADICTED
+    ev = "; ".join(f"{m}: Spearman per ρ {fmt_sig(min(v), 2)} … {fmt_sig(max(v), 2)}" for m, v in rs.items())
+    return Verdict("C2", st, crit, ev, verdict)
+
+
+def _offdiag(tables) -> pd.DataFrame | None:
+    for name in ("measurements", "main"):
+        if name in tables and (tables[name]["status"] == "ok").any():
+            rows = select_variants(tables[name], methods={"paceggm"})
+            if len(rows):
+                return rows
+    return None
+
+
+def c3(tables) -> Verdict:
+    """C3: per data set, the mean off-diagonal count never falls by more than two standard errors
+    from one ρ to the next, and at the smallest ρ it is at most 10 ("a handful") on every data set."""
+    st = ("The number of measured off-diagonal entries grows with ρ on every data set; at ρ = 1e-4 only a "
+          "handful are measured.")
+    crit = "no drop > 2 SE between consecutive ρ on any data set; ≤ 10 entries at the smallest ρ; partly: one."
+    rows = _offdiag(tables)
+    if rows is None:
+        return _untestable("C3", st, crit, "no PACE-GGM results of the measurements or main recipe")
+    s = trial_stats(rows, "n_measured_offdiag", by=("dataset", "rho"))
+    drops = []
+    for ds, g in s.groupby(level="dataset"):
+        g = g.droplevel("dataset").sort_index()
+        for (r0, a), (r1, b) in zip(g.iterrows(), list(g.iterrows())[1:]):
+            if b["mean"] < a["mean"] - 2 * np.hypot(np.nan_to_num(a["sem"]), np.nan_to_num(b["sem"])):
+                drops.append(f"{ds} {r0:g}→{r1:g}")
+    rmin = s.index.get_level_values("rho").min()
+    first = s.xs(rmin, level="rho")["mean"]
+    ev = (f"drops beyond 2 SE: {', '.join(drops) if drops else 'none'} ({s.index.get_level_values('dataset').nunique()} "
+          f"data sets); at ρ = {rmin:g}: {fmt_sig(first.min())} … {fmt_sig(first.max())} off-diagonal entries")
+    return Verdict("C3", st, crit, ev, _by_parts([not drops, bool(first.max() <= 10)]))
+
+
+def c4(tables) -> Verdict:
+    """C4: at the largest ρ the measured fraction of off-diagonal pairs, d(d − 1)/2, falls with d
+    (Spearman ≤ −0.5 over data sets: supported; < 0: partly); madeline's 0.1 % needs madeline."""
+    st = ("At ρ = 10 the measured fraction of off-diagonal pairs falls with d: about 87 % on adult, about "
+          "0.1 % on madeline.")
+    crit = "Spearman(d, measured fraction at the largest ρ) ≤ −0.5; partly if < 0."
+    rows = _offdiag(tables)
+    if rows is None:
+        return _untestable("C4", st, crit, "no PACE-GGM results of the measurements or main recipe")
+    rmax = rows["rho"].max()
+    s = trial_stats(rows[rows["rho"] == rmax], "n_measured_offdiag", by=("dataset",))["mean"]
+    d = _d(rows).reindex(s.index)
+    frac = s / (d * (d - 1) / 2)
+    r = spearman(d, frac)
+    verdict = SUPPORTED if r <= -0.5 else PARTLY if r < 0 else CONTRADICTED
+    missing = _unavailable(tables, "measurements" if "measurements" in tables else "main")
+    ev = (f"at ρ = {rmax:g}: Spearman(d, fraction) = {fmt_sig(r, 2)} over {len(frac)} data sets; "
+          + (f"adult {100 * frac['adult']:.0f} %; " if "adult" in frac else "")
+          + f"fraction {100 * frac.min():.1f} % … {100 * frac.max():.0f} %"
+          )
+    return Verdict("C4", st, crit, ev, verdict,
+                   f"madeline's 0.1 %: {', '.join(missing)} not run (OpenML only)" if missing else "")
+
+
+def c5(tables) -> Verdict:
+    """C5: communities_crime at the largest ρ measures 255 off-diagonal entries ± 25 %, and the measured
+    count per dimension clearly rises with e_off (Spearman(e_off, count / d) ≥ 0.5 over data sets);
+    madeline's sixfold comparison needs madeline."""
+    st = ("At ρ = 10 communities_crime (e_off 0.895) needs about 255 off-diagonal measurements, over six times "
+          "madeline's: measurements follow e_off, not only d.")
+    crit = "communities_crime within 25 % of 255, and Spearman(e_off, count/d) ≥ 0.5; partly: one of the two."
+    rows = _offdiag(tables)
+    if rows is None or "communities_crime" not in set(rows.loc[rows["status"] == "ok", "dataset"]):
+        return _untestable("C5", st, crit, "no PACE-GGM results on communities_crime")
+    rmax = rows["rho"].max()
+    s = trial_stats(rows[rows["rho"] == rmax], "n_measured_offdiag", by=("dataset",))
+    d = _d(rows).reindex(s.index)
+    e_off = pd.Series({x: _e_off(x) for x in s.index})
+    r = spearman(e_off, s["mean"] / d)
+    cc = s.loc["communities_crime"]
+    near = abs(cc["mean"] / 255 - 1) <= 0.25
+    ev = (f"communities_crime at ρ = {rmax:g}: {fmt_sig(cc['mean'])} ± {fmt_sig(cc['sem'], 2)} "
+          f"({fmt_sig(cc['mean'] / 255, 2)}× of 255); Spearman(e_off, count/d) = {fmt_sig(r, 2)} over "
+          f"{len(s)} data sets")
+    missing = _unavailable(tables, "measurements" if "measurements" in tables else "main")
+    return Verdict("C5", st, crit, ev, _by_parts([bool(near), bool(r >= 0.5)]),
+                   "six times madeline's count: madeline not run (OpenML only)" if "madeline" in missing else "")
+
+
+def c6(tables) -> Verdict:
+    """C6: on data sets with e_off ≥ 0.1 (not nearly diagonal), the diagonal baseline has a lower mean
+    Mahalanobis error than PACE-GGM in at most 10 % of cells: supported; at most 25 %: partly."""
+    st = "The diagonal-only baseline is competitive with PACE-GGM only where the covariance is nearly diagonal."
+    crit = "diagonal beats PACE-GGM in ≤ 10 % of cells with e_off ≥ 0.1 (Mahalanobis); partly ≤ 25 %."
+    if (why := _missing(tables, "main")):
+        return _untestable("C6", st, crit, why)
+    means = _means(_main(tables), "mahalanobis")
+    if "diagonal" not in means:
+        return _untestable("C6", st, crit, "no diagonal baseline in the main recipe")
+    means = means[["diagonal", "paceggm"]].dropna()
+    dense = means.index.get_level_values("dataset").map(_e_off) >= 0.1
+    beats = means["diagonal"] < means["paceggm"]
+    share = beats[dense].mean()
+    low = means.index.get_level_values("rho") <= 1e-2
+    cc = beats.xs("communities_crime", level="dataset") if "communities_crime" in means.index else None
+    verdict = SUPPORTED if share <= 0.10 else PARTLY if share <= 0.25 else CONTRADICTED
+    ev = (f"diagonal beats PACE-GGM in {int(beats[dense].sum())} of {int(dense.sum())} cells with e_off ≥ 0.1 "
+          f"({int(beats[dense & low].sum())} of {int((dense & low).sum())} at ρ ≤ 1e-2)"
+          + (f"; communities_crime (e_off 0.895): at ρ = {', '.join(f'{r:g}' for r in cc[cc].index)}"
+             if cc is not None and cc.any() else ""))
+    return Verdict("C6", st, crit, ev, verdict)
+
+
+def _runtime_rows(tables) -> tuple[pd.DataFrame, str]:
+    rows = tables["runtime"]
+    ipm = rows[rows.get("p_solver", pd.Series(index=rows.index, dtype=object)) == "ipm"]
+    if len(ipm):
+        return ipm, "IPM-Cholesky"
+    return select_variants(rows, methods={"paceggm"}), "the default solver"
+
+
+def c7(tables) -> Verdict:
+    """C7: with d ≤ 57 every mean time per trial is under 3 s at the largest ρ; runtime grows with d
+    (Spearman(d, time) > 0 at the largest ρ) and with ρ (Spearman(ρ, time) > 0 on every data set)."""
+    st = ("For d ≤ 57 a trial takes well under 3 s even at ρ = 10; runtime grows with d and ρ; madeline is fast; "
+          "indian_pines takes thousands of seconds at high ρ.")
+    crit = "all three parts (under 3 s for d ≤ 57; grows with d; grows with ρ on every data set); partly: some."
+    if (why := _missing(tables, "runtime")):
+        return _untestable("C7", st, crit, why)
+    rows, solver = _runtime_rows(tables)
+    s = trial_stats(rows, "wall_time", by=("dataset", "rho"))["mean"]
+    d = _d(rows)
+    rmax = s.index.get_level_values("rho").max()
+    top = s.xs(rmax, level="rho")
+    small = top[top.index.map(d) <= 57]
+    r_d = spearman(top.index.map(d), top)
+    r_rho = {ds: spearman(g.index.get_level_values("rho"), g) for ds, g in s.groupby(level="dataset")}
+    parts = [bool(len(small) and small.max() < 3), bool(r_d > 0), all(r > 0 for r in r_rho.values())]
+    ev = (f"{solver}, at ρ = {rmax:g}: slowest data set with d ≤ 57 {fmt_sig(small.max())} s "
+          f"({small.idxmax()}); Spearman(d, time) = {fmt_sig(r_d, 2)}; Spearman(ρ, time) per data set "
+          f"{fmt_sig(min(r_rho.values()), 2)} … {fmt_sig(max(r_rho.values()), 2)}")
+    missing = _unavailable(tables, "runtime")
+    return Verdict("C7", st, crit, ev, _by_parts(parts),
+                   f"madeline fast, indian_pines slow: {', '.join(missing)} not run (OpenML only)" if missing else "")
+
+
+def _best_pairs(tables, metric) -> pd.DataFrame:
+    rows = _alpha_beta(select_variants(tables["hyperparameters"], methods={"paceggm"}, params={"alpha", "beta"}))
+    s = trial_stats(rows, metric, by=("dataset", "rho", "alpha", "beta")).reset_index().dropna(subset=["mean"])
+    return s.sort_values(["mean", "alpha", "beta"]).groupby(["dataset", "rho"]).head(1)
+
+
+def c8(tables) -> Verdict:
+    """C8: at ρ ≤ 1e-3 α = 0.5 wins more than half of the cells on both errors; at ρ ≥ 0.1 α = 0.3 is the
+    most frequent α of the Mahalanobis winners."""
+    st = "At ρ ≤ 1e-3, α = 0.5 wins 8 of 10 cells; at ρ ≥ 0.1, α = 0.3 dominates for the Mahalanobis error."
+    crit = "both parts: supported; one: partly; none: contradicted."
+    if (why := _missing(tables, "hyperparameters")):
+        return _untestable("C8", st, crit, why)
+    low = {m: _best_pairs(tables, m).query("rho <= 1e-3") for m in ERRORS}
+    high = _best_pairs(tables, "mahalanobis").query("rho >= 0.1")
+    counts = high["alpha"].value_counts()
+    part_a = all((g["alpha"] == 0.5).sum() > len(g) / 2 for g in low.values())
+    part_b = bool(len(counts) and counts.idxmax() == 0.3 and (counts == counts.max()).sum() == 1)
+    ev = ("ρ ≤ 1e-3: α = 0.5 wins " + ", ".join(f"{int((g['alpha'] == 0.5).sum())} of {len(g)} ({m})"
+                                                 for m, g in low.items())
+          + "; ρ ≥ 0.1, Mahalanobis winners by α: "
+          + ", ".join(f"{a:g}: {n}" for a, n in counts.sort_index().items()))
+    return Verdict("C8", st, crit, ev, _by_parts([part_a, part_b]))
+
+
+def c9(tables) -> Verdict:
+    """C9: β = 0.5 wins more than half of the Frobenius cells, overall and at ρ ≥ 0.1; (0.3, 0.5) is the
+    most frequent Mahalanobis winner."""
+    st = ("β = 0.5 gives the lowest Frobenius error in 25 of 35 cells and 14 of 20 at ρ ≥ 0.1; (0.3, 0.5) is the "
+          "most frequent Mahalanobis winner, 13 of 35.")
+    crit = "both parts: supported; one: partly; none: contradicted."
+    if (why := _missing(tables, "hyperparameters")):
+        return _untestable("C9", st, crit, why)
+    fro = _best_pairs(tables, "frobenius")
+    hi = fro[fro["rho"] >= 0.1]
+    maha = _best_pairs(tables, "mahalanobis")
+    pairs = maha.groupby(["alpha", "beta"]).size().sort_values(ascending=False)
+    part_a = (fro["beta"] == 0.5).sum() > len(fro) / 2 and (hi["beta"] == 0.5).sum() > len(hi) / 2
+    part_b = bool(len(pairs) and pairs.index[0] == (0.3, 0.5) and (pairs == pairs.iloc[0]).sum() == 1)
+    top = ", ".join(f"({a:g}, {b:g}) {n}" for (a, b), n in pairs.head(3).items())
+    n35 = int(pairs.get((0.3, 0.5), 0))
+    ev = (f"Frobenius: β = 0.5 wins {int((fro['beta'] == 0.5).sum())} of {len(fro)}, "
+          f"{int((hi['beta'] == 0.5).sum())} of {len(hi)} at ρ ≥ 0.1; Mahalanobis winners: {top}; "
+          f"(0.3, 0.5) {n35} of {len(maha)}")
+    return Verdict("C9", st, crit, ev, _by_parts([bool(part_a), part_b]))
+
+
+def c10(tables) -> Verdict:
+    """C10: the worst (α, β) pair's mean error ÷ the best pair's, per cell, has a median ≤ 1.25 on both
+    errors: supported; ≤ 1.5: partly."""
+    st = "All nine (α, β) pairs stay competitive; the error changes only modestly across them."
+    crit = "median over cells of worst ÷ best pair ≤ 1.25 on both errors; partly ≤ 1.5."
+    if (why := _missing(tables, "hyperparameters")):
+        return _untestable("C10", st, crit, why)
+    rows = _alpha_beta(select_variants(tables["hyperparameters"], methods={"paceggm"}, params={"alpha", "beta"}))
+    spread = {}
+    for m in ERRORS:
+        s = trial_stats(rows, m, by=("dataset", "rho", "alpha", "beta"))["mean"]
+        g = s.groupby(level=["dataset", "rho"])
+        spread[m] = (g.max() / g.min()).dropna()
+    worst = max(float(v.median()) for v in spread.values())
+    verdict = SUPPORTED if worst <= 1.25 else PARTLY if worst <= 1.5 else CONTRADICTED
+    ev = "; ".join(f"{m}: worst ÷ best median {fmt_sig(v.median())}, max {fmt_sig(v.max())} "
+                   f"({v.idxmax()[0]}, ρ = {v.idxmax()[1]:g})" for m, v in spread.items())
+    return Verdict("C10", st, crit, ev, verdict)
+
+
+def c11(tables) -> Verdict:
+    """C11: (a) PGD-0's mean error ÷ IPM's has a median ≤ 1.1 over cells on both errors; (b) PGD-1 has a
+    larger mean error and solver time than PGD-0 in most cells, and its error excess grows with d
+    (Spearman(d, PGD-1 ÷ PGD-0) > 0); (c) IPM converged in every trial (where recorded)."""
+    st = ("PGD from 0 is comparable to IPM; PGD from 1 raises error and runtime, more so in higher dimensions; "
+          "IPM is fast and stable across budgets and dimensions.")
+    crit = "parts (a), (b), (c) all hold: supported; some: partly; none: contradicted."
+    if (why := _missing(tables, "solver")):
+        return _untestable("C11", st, crit, why)
+    df = tables["solver"]
+    by = {s: df[df["p_solver"] == s] for s in ("ipm", "pgd0", "pgd1")}
+    if any(not len(v) for v in by.values()):
+        return _untestable("C11", st, crit, "the solver recipe lacks IPM, PGD-0 or PGD-1 rows")
+
+    def mean(s, m):
+        return trial_stats(by[s], m, by=("dataset", "rho"))["mean"]
+    pgd0_ipm = {m: (mean("pgd0", m) / mean("ipm", m)).dropna() for m in ERRORS}
+    part_a = all(v.median() <= 1.1 for v in pgd0_ipm.values())
+    err = (mean("pgd1", "frobenius") / mean("pgd0", "frobenius")).dropna()
+    time = (mean("pgd1", "solve_time") / mean("pgd0", "solve_time")).dropna()
+    r_d = spearman(err.index.get_level_values("dataset").map(_d(df)), err)
+    part_b = bool((err > 1).mean() > 0.5 and (time > 1).mean() > 0.5 and r_d > 0)
+    conv = by["ipm"]["converged"] if "converged" in by["ipm"] else pd.Series(dtype=object)
+    known = conv.dropna()
+    part_c = bool(len(known) == 0 or known.astype(bool).all())
+    ev = ("PGD-0 ÷ IPM median " + ", ".join(f"{fmt_sig(v.median())} ({m})" for m, v in pgd0_ipm.items())
+          + f"; PGD-1 ÷ PGD-0: Frobenius larger in {int((err > 1).sum())} of {len(err)} cells, solver time in "
+          f"{int((time > 1).sum())} of {len(time)}, Spearman(d, error ratio) = {fmt_sig(r_d, 2)}; IPM converged "
+          + (f"in {int(known.astype(bool).sum())} of {len(known)} trials" if len(known) else "(not recorded)"))
+    return Verdict("C11", st, crit, ev, _by_parts([part_a, part_b, part_c]))
+
+
+def c12(tables) -> Verdict:
+    """C12: with the decomposition on and off the errors agree to 1e-3 relative in every cell, and the
+    mean solver time is lower with it in at least 90 % of cells (partly: in more than half)."""
+    st = "Connected components give identical error and consistently lower runtime (with IPM)."
+    crit = "errors agree to 1e-3 and time lower in ≥ 90 % of cells: supported; errors agree, time lower in > 50 %: partly."
+    if (why := _missing(tables, "components")):
+        return _untestable("C12", st, crit, why)
+    df = tables["components"]
+    solver = "the default solver"
+    if "p_solver" in df and (df["p_solver"] == "ipm").any():
+        df, solver = df[df["p_solver"] == "ipm"], "IPM-Cholesky"
+    on, off = df[df["p_use_components"].astype(bool)], df[~df["p_use_components"].astype(bool)]
+    rel = []
+    for m in ERRORS:
+        a = trial_stats(on, m, by=("dataset", "rho"))["mean"]
+        b = trial_stats(off, m, by=("dataset", "rho"))["mean"]
+        rel.append(float((abs(a - b) / b).dropna().max()))
+    t = (trial_stats(on, "solve_time", by=("dataset", "rho"))["mean"]
+         / trial_stats(off, "solve_time", by=("dataset", "rho"))["mean"]).dropna()
+    same = max(rel) <= 1e-3
+    faster = float((t < 1).mean())
+    verdict = (SUPPORTED if same and faster >= 0.9 else PARTLY if same and faster > 0.5 else CONTRADICTED)
+    ev = (f"{solver}: largest relative difference of the mean errors {fmt_sig(max(rel), 2)}; solver time lower "
+          f"with components in {int((t < 1).sum())} of {len(t)} cells (time ratio {fmt_sig(t.min(), 2)} … "
+          f"{fmt_sig(t.max(), 2)})")
+    return Verdict("C12", st, crit, ev, verdict)
+
+
+def c13(tables) -> Verdict:
+    """C13: PACE-GGM's test MSE is lower than AdaSSP's in more than half of the cells: supported; its
+    median ratio to AdaSSP's is ≤ 1.1 ("competitive"): partly; else contradicted. Significant: the
+    difference of the means exceeds two combined standard errors."""
+    st = ("On eight regression data sets (one third of the budget for regularisation, 80/20 split) PACE-GGM "
+          "regression is competitive with AdaSSP and in most cases slightly better.")
+    crit = "PACE-GGM lower MSE in > 50 % of cells: supported; median MSE ratio ≤ 1.1: partly."
+    if (why := _missing(tables, "regression")):
+        return _untestable("C13", st, crit, why)
+    s = _stats(tables["regression"], "mse")
+    mean, sem = s["mean"].unstack("variant"), s["sem"].unstack("variant")
+    if not {"adassp", "paceggm_regression"} <= set(mean.columns):
+        return _untestable("C13", st, crit, "the regression recipe lacks AdaSSP or PACE-GGM rows")
+    ratio = (mean["paceggm_regression"] / mean["adassp"]).dropna()
+    diff = mean["paceggm_regression"] - mean["adassp"]
+    se = np.hypot(sem["paceggm_regression"], sem["adassp"])
+    better, worse = int((diff < -2 * se).sum()), int((diff > 2 * se).sum())
+    share = float((ratio < 1).mean())
+    verdict = SUPPORTED if share > 0.5 else PARTLY if ratio.median() <= 1.1 else CONTRADICTED
+    n_sets = mean.index.get_level_values("dataset").nunique()
+    ev = (f"{n_sets} data sets; PACE-GGM lower MSE in {int((ratio < 1).sum())} of {len(ratio)} cells; MSE ratio "
+          f"PACE-GGM ÷ AdaSSP median {fmt_sig(ratio.median())}, range {fmt_sig(ratio.min())} … "
+          f"{fmt_sig(ratio.max())}; significantly better in {better}, worse in {worse} (> 2 SE)")
+    return Verdict("C13", st, crit, ev, verdict)
+
+
+CLAIMS = (c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13)
+
+
+def verdicts(tables: dict[str, pd.DataFrame]) -> list[Verdict]:
+    """Every statement's verdict from the results ``tables`` (experiment name → results table).
+
+    Examples
+    --------
+    >>> [v.verdict for v in verdicts({})][:2]
+    ['not testable here', 'not testable here']
+    """
+    return [claim(tables) for claim in CLAIMS]
+
+
+def verdict_table(found: list[Verdict]) -> Table:
+    """The verdicts as a table, and the count of each verdict in its caption."""
+    text = pd.DataFrame([{"statement": v.statement, "criterion": v.criterion, "our numbers": v.evidence,
+                          "verdict": v.verdict, "not testable here": v.untestable or "—"} for v in found],
+                        index=[v.claim for v in found])
+    text.index.name = "claim"
+    counts = pd.Series([v.verdict for v in found]).value_counts()
+    summary = ", ".join(f"{k} {int(counts.get(k, 0))}" for k in VERDICTS)
+    return Table("claims_verdicts",
+                 f"The publication's statements C1–C13 (paraphrased), each tested on our results by the "
+                 f"criterion shown. Verdicts: {summary}.", text,
+                 pd.DataFrame([vars(v) for v in found]))
