@@ -114,3 +114,11 @@ audit: install
 # (about a minute, needs the package index or pip's cache; also part of `make test`).
 package-check: install
 	$(PY) -m pytest -q tests/test_packaging.py
+
+# --- PACE-GGM at scale: whole fits on synthetic data, d = 100..1,600, rho in {1, 10}, three covariance
+# shapes, one core -> figures/tables/scale_benchmark.{md,tex,json}, figures/scale_benchmark.{pdf,png}.
+# Smaller grids: make bench-scale SCALE_ARGS="--dims 100,200 --rhos 1 --timeout 60"
+SCALE_ARGS ?=
+.PHONY: bench-scale
+bench-scale: install
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.scale_benchmark $(SCALE_ARGS)

@@ -25,7 +25,8 @@ from paceggm.privacy import (
     exponential_mechanism,
     gaussian_mechanism,
 )
-from paceggm.reconstruction import DEFAULT_SOLVER, SOLVERS, check_solver_options, reconstruct
+from paceggm.reconstruction import DEFAULT_SOLVER, SOLVERS, check_solver_options
+from paceggm.reconstruction.incremental import IncrementalReconstruction
 
 _ANNEAL_FACTOR = math.sqrt(2.0 / math.pi)  # E|N(0, σ²)| = sqrt(2/π) σ
 
@@ -145,6 +146,12 @@ def _check_params(*, bound, alpha, beta, max_rounds, solver, use_components, sol
     if not isinstance(use_components, (bool, np.bool_)):
         raise TypeError(f"use_components must be a bool, got {use_components!r}")
     check_solver_options(solver, solver_options)
+
+
+def _lower_pairs(idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(rows, cols)`` of the pairs ``j >= k`` of the sorted indices ``idx``."""
+    p, q = np.tril_indices(idx.size)
+    return idx[p], idx[q]
 
 
 def pace_ggm(
@@ -268,7 +275,10 @@ def _run(
     rho_diag_each = alpha * rho / d
     for j in range(d):
         measure(j, j, rho_diag_each, "initialise: diagonal")
-    estimate = np.diag(np.maximum(np.diag(state.y), 0.0))
+    # Reads state.y and state.lam as measure() updates them.
+    recon = IncrementalReconstruction(state.y, state.lam, solver=solver, use_components=use_components,
+                                      solver_options=solver_options)
+    estimate = recon.covariance
 
     T = max_rounds if max_rounds is not None else max(1, d * (d - 1))
     rho_round = ledger.remaining / T
@@ -279,13 +289,14 @@ def _run(
     if final:
         rho_sel = beta * ledger.remaining
     cand_rows, cand_cols = np.tril_indices(d)
+    # Candidate (j, k), j >= k, sits at j(j+1)/2 + k; only the scores of the block
+    # that changed are recomputed each round.
+    scores = np.abs(sigma_x[cand_rows, cand_cols] - estimate[cand_rows, cand_cols])
     history: list[RoundRecord] = []
-    previous = None
     solve_time = 0.0
     t = 0
     while True:
         t += 1
-        scores = np.abs(sigma_x[cand_rows, cand_cols] - estimate[cand_rows, cand_cols])
         ledger.charge(rho_sel, "select")
         choice = exponential_mechanism(scores, rho=rho_sel, sensitivity=delta, rng=rng)
         j, k = int(cand_rows[choice]), int(cand_cols[choice])
@@ -293,18 +304,16 @@ def _run(
             # Spend exactly what is left (rounded down, so never more).
             rho_meas = ledger.remaining
         m = measure(j, k, rho_meas, "measure")
-        rec = reconstruct(
-            state.y, state.lam, solver=solver, use_components=use_components,
-            previous=previous, solver_options=solver_options,
-        )
-        previous = rec
-        solve_time += rec.solve_time
-        change = float(abs(rec.covariance[j, k] - estimate[j, k]))
-        estimate = rec.covariance
+        before = estimate[j, k]
+        recon.update(j, k)
+        solve_time += recon.solve_time
+        change = float(abs(estimate[j, k] - before))
+        rows, cols = _lower_pairs(recon.component(j))
+        scores[rows * (rows + 1) // 2 + cols] = np.abs(sigma_x[rows, cols] - estimate[rows, cols])
         annealed = bool((not final) and change <= _ANNEAL_FACTOR * m.sigma)
-        history.append(RoundRecord(t, (j, k), m.sigma, rho_sel, m.rho, change, annealed, final, rec.solve_time,
-                                   rec.n_iter, rec.converged, n_solved=rec.n_solved, n_capped=rec.n_capped,
-                                   max_iter=rec.max_iter))
+        history.append(RoundRecord(t, (j, k), m.sigma, rho_sel, m.rho, change, annealed, final, recon.solve_time,
+                                   recon.n_iter, recon.converged, n_solved=recon.n_solved,
+                                   n_capped=recon.n_capped, max_iter=recon.n_iter))
         if final:
             break
         if annealed:
@@ -315,8 +324,9 @@ def _run(
             rho_sel, rho_meas = beta * left, (1.0 - beta) * left
             final = True
 
+    final_rec = recon.result()
     return PACEGGMResult(
-        covariance=estimate,
+        covariance=final_rec.covariance,
         measurements=tuple(measurements),
         history=tuple(history),
         charges=ledger.charges,
@@ -327,7 +337,7 @@ def _run(
         n_offdiagonal=state.n_offdiagonal(),
         solve_time=solve_time,
         solver=solver,
-        mu=previous.mu if previous is not None else None,
+        mu=final_rec.mu,
     )
 
 

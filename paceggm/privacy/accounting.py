@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import math
 
-from scipy.optimize import minimize_scalar
-
 from paceggm._validation import check_rho
 
 CONVERSIONS = ("standard", "cks")
@@ -57,6 +55,10 @@ def zcdp_to_approx_dp(rho: float, delta: float, *, method: str = "standard") -> 
 
     # The objective is smooth and unimodal in log(a−1); its minimiser sits near
     # a ≈ 1 + sqrt(ln(1/δ)/ρ), well inside this bracket for any sane (ρ, δ).
+    # Imported here: scipy.optimize takes longer to import than the rest of the
+    # package, and only this conversion needs it.
+    from scipy.optimize import minimize_scalar
+
     res = minimize_scalar(eps_at, bounds=(-30.0, 30.0), method="bounded", options={"xatol": 1e-10})
     # A negative value means (0, δ)-DP already holds: ε cannot go below 0.
     return float(max(0.0, min(res.fun, standard)))

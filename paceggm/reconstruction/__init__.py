@@ -6,6 +6,11 @@ One entry point, :func:`reconstruct`, in front of interchangeable solvers:
     Damped Newton on the ``|S|`` free entries of the sparse precision with μ
     continuation and a final exact μ = 0 stage (:mod:`.newton`): the max-entropy
     completion to machine-level accuracy, warm-started across PACE-GGM rounds.
+``"newton_pcg"``
+    The same Newton iterations with the Newton systems of warm-started stages
+    solved by conjugate gradients, preconditioned by an earlier Hessian
+    factorisation (:mod:`.newton_pcg`): far fewer ``|S|³`` factorisations when
+    one component holds most variables.
 ``"ipm"``
     IPM-Cholesky, the published reference (:mod:`.ipm`): first-order, it stalls
     near 1e-3 relative error on hard instances.
@@ -29,11 +34,13 @@ from functools import partial
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from paceggm.reconstruction.blocks import solve_block, unchanged
 from paceggm.reconstruction.components import pattern_components
 from paceggm.reconstruction.ipm import solve_ipm
 from paceggm.reconstruction.newton import NewtonState, solve_newton
+from paceggm.reconstruction.newton_pcg import solve_newton_pcg
 from paceggm.reconstruction.pgd import solve_pgd
-from paceggm.reconstruction.problem import Problem, make_problem, natural_units
+from paceggm.reconstruction.problem import Problem
 from paceggm.reconstruction.result import BlockSolution, Reconstruction
 
 __all__ = [
@@ -71,6 +78,7 @@ DEFAULT_SOLVER = "newton"
 
 SOLVERS: dict[str, SolverSpec] = {
     "newton": SolverSpec(solve_newton, max_entropy=True, warm_start=True),
+    "newton_pcg": SolverSpec(solve_newton_pcg, max_entropy=True, warm_start=True),
     "ipm": SolverSpec(solve_ipm, max_entropy=True),
     "pgd0": SolverSpec(partial(solve_pgd, init_value=0.0), max_entropy=False),
     "pgd1": SolverSpec(partial(solve_pgd, init_value=1.0), max_entropy=False),
@@ -195,26 +203,14 @@ def reconstruct(
             continue
         y_b, lam_b = y[ix], lam[ix]
         key = tuple(int(i) for i in idx)
-        old = reusable.get(key)
-        if old is not None and np.array_equal(old["y"], y_b) and np.array_equal(old["lam"], lam_b):
-            block = old
-        else:
-            scale, lam_unit = natural_units(y_b, lam_b)
-            prob = make_problem(y_b, lam_b, scale=scale, lam_unit=lam_unit)
+        block = reusable.get(key)
+        if not unchanged(block, y_b, lam_b):
             init = _warm_start(idx, reusable) if spec.warm_start else None
-            sol = spec.solve(prob, init=init, **options)
+            block = solve_block(y_b, lam_b, solve=spec.solve, init=init, options=options)
             n_solved += 1
-            n_iter += sol.n_iter
-            n_capped += not sol.converged
-            max_iter = max(max_iter, sol.n_iter)
-            block = {
-                "y": y_b.copy(),
-                "lam": lam_b.copy(),
-                "W": sol.W * scale,
-                "state": sol.state,
-                "mu": None if sol.mu is None else sol.mu * prob.mu_unit,
-                "converged": sol.converged,
-            }
+            n_iter += block["n_iter"]
+            n_capped += not block["converged"]
+            max_iter = max(max_iter, block["n_iter"])
         blocks[key] = block
         cov[ix] = block["W"]
         if block["mu"] is not None:
@@ -222,11 +218,7 @@ def reconstruct(
     solve_time = time.perf_counter() - t0
     converged = all(b.get("converged", True) for b in blocks.values())
     if not converged:
-        warnings.warn(
-            f"solver {solver!r} stopped before converging on at least one block (an iteration cap was hit, "
-            "or a continuation stage failed); raise its caps through solver_options",
-            ConvergenceWarning, stacklevel=2,
-        )
+        warn_unconverged(solver, stacklevel=3)
     return Reconstruction(
         covariance=0.5 * (cov + cov.T),
         solver=solver,
@@ -239,6 +231,15 @@ def reconstruct(
         converged=converged,
         n_capped=n_capped,
         max_iter=max_iter,
+    )
+
+
+def warn_unconverged(solver: str, *, stacklevel: int = 2) -> None:
+    """The warning of a reconstruction with at least one block that did not converge."""
+    warnings.warn(
+        f"solver {solver!r} stopped before converging on at least one block (an iteration cap was hit, "
+        "or a continuation stage failed); raise its caps through solver_options",
+        ConvergenceWarning, stacklevel=stacklevel + 1,
     )
 
 

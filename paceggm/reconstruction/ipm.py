@@ -39,7 +39,6 @@ from __future__ import annotations
 import numpy as np
 from scipy.sparse import csr_matrix
 
-from paceggm.reconstruction._lbfgsb import minimize_lbfgsb
 from paceggm.reconstruction.problem import Problem, diagonal_barrier_solution, mu_schedule
 from paceggm.reconstruction.result import BlockSolution
 
@@ -138,6 +137,9 @@ def solve_ipm(
         stage_maxiter, maxiter, stage_ftol, final_ftol, stage_gtol, final_gtol = (
             PRESETS[preset][k] for k in ("stage_maxiter", "maxiter", "stage_ftol", "final_ftol", "stage_gtol",
                                          "final_gtol"))
+    # Imported here: it loads scipy.optimize, which dominates ``import paceggm``.
+    from paceggm.reconstruction._lbfgsb import minimize_lbfgsb
+
     d = p.d
     mus = mu_schedule(mu0, mu_min, mu_factor)
     objective = _ScaledBarrier(p)

@@ -69,6 +69,9 @@ DEFAULTS = dict(mu0=1e-1, mu_min=1e-8, mu_factor=0.1, tol=1e-9, max_newton=200, 
 # measurements (non-completable y at tiny μ: damped steps that barely move), so
 # waiting longer only wastes time.
 _WARM_ITER = 20
+# Damped iterations the exact stage may take from a warm start before it must be
+# in the quadratic region (measured: a good start gets there in 2–4).
+_WARM_DAMPED = 6
 # Decrement below which a full Newton step is safe for a self-concordant function
 # (quadratic-convergence region, (3 − √5)/2 ≈ 0.38 in theory).
 _FULL_STEP = 0.25
@@ -140,40 +143,61 @@ def _value(pat: _Pattern, x: np.ndarray, L: np.ndarray, mu: float) -> float:
     return -logdet + float(np.dot(pat.m * pat.y, x)) + 0.5 * mu * float(np.dot(pat.q * x, x))
 
 
-def _newton_direction(pat: _Pattern, x: np.ndarray, W: np.ndarray, mu: float):
-    """``(Δ, δ)``: Newton step ``−∇²F⁻¹ ∇F`` and decrement, or ``(None, nan)``."""
-    g = pat.m * (pat.y - W[pat.r, pat.c]) + mu * pat.q * x
+def _gradient(pat: _Pattern, x: np.ndarray, W: np.ndarray, mu: float) -> np.ndarray:
+    return pat.m * (pat.y - W[pat.r, pat.c]) + mu * pat.q * x
+
+
+def _hessian_factor(pat: _Pattern, W: np.ndarray, mu: float):
+    """``(cf, h)``: Cholesky factor of the Jacobi-scaled Hessian and the scaling, or None.
+
+    ``∇²F = D (cf cfᵀ) D`` with ``D = diag(h)``.
+    """
     H = pat.mm * (W[pat.ix_rr] * W[pat.ix_cc] + W[pat.ix_rc] * W[pat.ix_cr])
     H[np.diag_indices_from(H)] += mu * pat.q
     # Jacobi scaling: the Hessian's diagonal spans many orders of magnitude when P
     # is large (non-completable y at small μ); scaling keeps the Cholesky accurate.
     h = np.sqrt(np.diag(H))
     if not (np.all(np.isfinite(H)) and np.all(h > 0)):
-        return None, np.nan
+        return None
     try:
-        cf = cho_factor(H / np.outer(h, h), lower=True, check_finite=False)
+        return cho_factor(H / np.outer(h, h), lower=True, check_finite=False), h
     except LinAlgError:
-        return None, np.nan
-    step = -cho_solve(cf, g / h, check_finite=False) / h
+        return None
+
+
+def _decrement(g: np.ndarray, step: np.ndarray):
+    """``(Δ, δ)`` with ``δ = sqrt(−∇Fᵀ Δ)``, or ``(None, nan)`` when that is not a descent step."""
     dec2 = -float(np.dot(g, step))
     if not np.isfinite(dec2) or dec2 < 0:
         return None, np.nan
     return step, np.sqrt(dec2)
 
 
+def _newton_direction(pat: _Pattern, x: np.ndarray, W: np.ndarray, mu: float):
+    """``(Δ, δ)``: Newton step ``−∇²F⁻¹ ∇F`` and decrement, or ``(None, nan)``."""
+    g = _gradient(pat, x, W, mu)
+    factor = _hessian_factor(pat, W, mu)
+    if factor is None:
+        return None, np.nan
+    cf, h = factor
+    return _decrement(g, -cho_solve(cf, g / h, check_finite=False) / h)
+
+
 def _stage(pat: _Pattern, x: np.ndarray, L: np.ndarray, mu: float, *, tol: float, max_newton: int,
-           exact_stage: bool = False):
+           exact_stage: bool = False, damped: int = 0, direction=_newton_direction):
     """Minimise ``F_μ`` from ``x`` (with ``L`` the Cholesky factor of ``P(x)``).
 
     Returns ``(x, L, W, converged, n_iter)``. With ``exact_stage`` (μ = 0), the
     stage gives up as soon as it leaves the quadratic region or stops converging
     quadratically: then the limit does not exist (or not in floating point).
+    ``damped`` iterations outside the quadratic region are allowed first (a warm
+    start that has not reached it yet).
     """
     W = _inverse(L)
     f = _value(pat, x, L, mu)
     prev = np.inf
     for it in range(1, max_newton + 1):
-        step, dec = _newton_direction(pat, x, W, mu)
+        step, dec = direction(pat, x, W, mu)
         if step is None:
             return x, L, W, False, it
         if dec <= tol or (dec <= _FLOOR and dec >= prev):
@@ -183,7 +207,7 @@ def _stage(pat: _Pattern, x: np.ndarray, L: np.ndarray, mu: float, *, tol: float
                 x, L = x_new, L_new
                 W = _inverse(L)
             return x, L, W, True, it
-        if exact_stage and (dec >= _FULL_STEP or dec > 0.5 * prev):
+        if exact_stage and ((dec >= _FULL_STEP and it > damped) or (prev < _FULL_STEP and dec > 0.5 * prev)):
             return x, L, W, False, it
         prev = dec
         if dec < _FULL_STEP:
@@ -215,23 +239,26 @@ def _stage(pat: _Pattern, x: np.ndarray, L: np.ndarray, mu: float, *, tol: float
     return x, L, W, False, max_newton
 
 
-def _assemble_warm_start(p: Problem, init, mu: float) -> np.ndarray | None:
-    """Block-diagonal ``P₀`` from earlier blocks' precisions, in this block's units."""
+def _assemble_warm_start(p: Problem, init, mu: float) -> tuple[np.ndarray | None, bool]:
+    """Block-diagonal ``P₀`` from earlier blocks' precisions, in this block's units.
+
+    Also says whether every earlier block was solved to the exact μ = 0 limit.
+    """
     pieces = [(np.asarray(ix), s) for ix, s in (init or []) if isinstance(s, NewtonState)]
     if not pieces:
-        return None
+        return None, False
     P = np.diag(1.0 / diagonal_barrier_solution(p, mu))
     covered = np.zeros(p.d, dtype=bool)
     for ix, s in pieces:
         if covered[ix].any() or s.precision.shape != (ix.size, ix.size):
-            return None
+            return None, False
         # P' = P_data · s_new and P_data = P'_old / s_old.
         P[np.ix_(ix, ix)] = s.precision * (p.scale / s.scale)
         covered[ix] = True
     # Keep only the pattern: earlier blocks lie inside this one, so their
     # patterns are sub-patterns and nothing is lost.
     mask = p.lam > 0
-    return np.where(mask, P, 0.0)
+    return np.where(mask, P, 0.0), all(s.mu == 0.0 for _, s in pieces)
 
 
 def solve_newton(
@@ -268,20 +295,53 @@ def solve_newton(
         ``W = P⁻¹``, ``state`` a :class:`NewtonState`, ``mu`` the μ of the
         answer (0.0 when the exact limit was reached).
     """
+    pat, x, W, mu, n_iter = _solve(p, init, mu0=mu0, mu_min=mu_min, mu_factor=mu_factor, tol=tol,
+                                   max_newton=max_newton, exact_limit=exact_limit)
+    # A stage that failed to converge ends the continuation early, above mu_min.
+    return BlockSolution(W=W, state=NewtonState(pat.matrix(x), p.scale, mu), mu=mu, n_iter=n_iter,
+                         converged=mu <= mu_min)
+
+
+def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol: float, max_newton: int,
+           exact_limit: bool, warm_direction=_newton_direction, refine_start=None, skip_to_limit: bool = False):
+    """The stages of :func:`solve_newton`: ``(pattern, x, W, mu, n_iter)``.
+
+    ``warm_direction`` computes the Newton steps of the stages that start from a
+    warm start (and of the final exact stage after them); the cold continuation
+    always factors the Hessian. ``refine_start(pattern, P0, mu)``, if given,
+    improves a warm start ``P0`` for the stage at ``mu`` it will start. With
+    ``skip_to_limit``, a warm start from exact earlier answers tries the μ = 0
+    limit before the μ_min stage (:func:`solve_newton` keeps the published path,
+    so that its answers stay bit for bit those of the committed results).
+    """
     mus = mu_schedule(mu0, mu_min, mu_factor)
     pat = _Pattern(p)
     n_iter = 0
     best = None  # (x, L, W, mu) of the last converged stage
 
-    P0 = _assemble_warm_start(p, init, mus[-1])
+    P0, exact_start = _assemble_warm_start(p, init, mus[-1])
+    if P0 is not None and refine_start is not None:
+        P0 = refine_start(pat, P0, 0.0 if exact_limit and exact_start and skip_to_limit else mus[-1])
     if P0 is not None:
         x = pat.entries(P0)
         L = _factor(P0)
+        if L is not None and exact_limit and exact_start and skip_to_limit:
+            # The earlier answers are exact μ = 0 limits, usually close to the new
+            # one: try the limit directly, skipping the μ_min stage. The exact stage
+            # accepts only quadratic convergence to ``tol``, so a miss costs one
+            # Newton direction and the usual path follows.
+            x0, L0, W0, ok, k = _stage(pat, x, L, 0.0, tol=tol, max_newton=min(max_newton, _WARM_ITER),
+                                       exact_stage=True, damped=_WARM_DAMPED, direction=warm_direction)
+            n_iter += k
+            if ok:
+                return pat, x0, W0, 0.0, n_iter
         if L is not None:
-            x, L, W, ok, k = _stage(pat, x, L, mus[-1], tol=tol, max_newton=min(max_newton, _WARM_ITER))
+            x, L, W, ok, k = _stage(pat, x, L, mus[-1], tol=tol, max_newton=min(max_newton, _WARM_ITER),
+                                    direction=warm_direction)
             n_iter += k
             if ok:
                 best = (x, L, W, mus[-1])
+    final_direction = warm_direction if best is not None else _newton_direction
 
     # Cold continuation. When the off-diagonal measurements dwarf the diagonal
     # ones (a far from completable y), the diagonal start is badly centred for
@@ -311,10 +371,9 @@ def solve_newton(
 
     x, L, W, mu = best
     if exact_limit:
-        x0, L0, W0, ok, k = _stage(pat, x, L, 0.0, tol=tol, max_newton=max_newton, exact_stage=True)
+        x0, L0, W0, ok, k = _stage(pat, x, L, 0.0, tol=tol, max_newton=max_newton, exact_stage=True,
+                                   direction=final_direction)
         n_iter += k
         if ok:
             x, L, W, mu = x0, L0, W0, 0.0
-    P = pat.matrix(x)
-    # A stage that failed to converge ends the continuation early, above mu_min.
-    return BlockSolution(W=W, state=NewtonState(P, p.scale, mu), mu=mu, n_iter=n_iter, converged=mu <= mus[-1])
+    return pat, x, W, mu, n_iter

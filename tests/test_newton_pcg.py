@@ -1,0 +1,148 @@
+"""Newton with CG directions: the reference Newton's answers, from far fewer factorisations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from paceggm import SOLVERS, pace_ggm
+from paceggm.bench import scale_benchmark as sc
+from paceggm.reconstruction import newton_pcg
+from paceggm.reconstruction.chordal import chordal_maxdet_completion
+from paceggm.reconstruction.newton import _newton_direction, _Pattern, solve_newton
+from paceggm.reconstruction.newton_pcg import PCGNewtonState, _best_entry, _PCGDirection, solve_newton_pcg
+from paceggm.reconstruction.problem import make_problem
+
+
+@pytest.fixture(autouse=True)
+def _cg_at_every_size(monkeypatch):
+    """The tests' problems are small; make them take the CG path all the same."""
+    monkeypatch.setattr(newton_pcg, "_CG_MIN_ENTRIES", 0)
+
+
+def _tree_problem(d: int, extra: int, rng: np.random.Generator):
+    """Noise-free y on a random tree plus ``extra`` entries; the pattern and sigma."""
+    A = rng.normal(size=(d, 2 * d))
+    sigma = A @ A.T / (2 * d) + 0.1 * np.eye(d)
+    pattern = np.eye(d, dtype=bool)
+    for j in range(1, d):
+        k = int(rng.integers(0, j))
+        pattern[j, k] = pattern[k, j] = True
+    for _ in range(extra):
+        j, k = rng.choice(d, size=2, replace=False)
+        pattern[j, k] = pattern[k, j] = True
+    return sigma, pattern
+
+
+def _problem(sigma, pattern):
+    return make_problem(np.where(pattern, sigma, 0.0), pattern.astype(float), scale=1.0, lam_unit=1.0)
+
+
+def test_registered_as_a_max_entropy_warm_start_solver():
+    spec = SOLVERS["newton_pcg"]
+    assert spec.max_entropy and spec.warm_start
+
+
+def test_known_answer_on_a_chordal_pattern_with_warm_starts():
+    """A tree, then the tree with one more leaf edge: closed-form max-det completions."""
+    rng = np.random.default_rng(0)
+    d = 30
+    sigma, pattern = _tree_problem(d, 0, rng)
+    first = solve_newton_pcg(_problem(sigma, pattern))
+    assert isinstance(first.state, PCGNewtonState) and first.state.hessian is not None
+    # Re-measuring the same tree with another value of one edge keeps it chordal.
+    j, k = np.argwhere(np.tril(pattern, -1))[0]
+    sigma2 = sigma.copy()
+    sigma2[j, k] = sigma2[k, j] = 0.5 * sigma[j, k]
+    second = solve_newton_pcg(_problem(sigma2, pattern), init=[(np.arange(d), first.state)])
+    edges = [list(e) for e in np.argwhere(np.tril(pattern, -1))]
+    deg = pattern.sum(axis=0) - 1
+    seps = [[v] for v in range(d) for _ in range(deg[v] - 1)]
+    exact = chordal_maxdet_completion(sigma2, edges, seps)
+    assert second.mu == 0.0
+    assert np.abs(second.W - exact).max() <= 1e-9 * np.abs(exact).max()
+
+
+def test_cg_direction_equals_the_factored_direction():
+    """From an earlier round's Hessian factor, CG gives the Newton step of the
+    reference to its tolerance, without factoring."""
+    rng = np.random.default_rng(1)
+    d = 40
+    sigma, pattern = _tree_problem(d, 20, rng)
+    first = solve_newton_pcg(_problem(sigma, pattern))
+    pattern2 = pattern.copy()
+    pattern2[d - 1, 0] = pattern2[0, d - 1] = True
+    p = _problem(sigma, pattern2)
+    pat = _Pattern(p)
+    x = pat.entries(np.where(pattern2, first.state.precision, 0.0))
+    W = np.linalg.inv(pat.matrix(x))
+    direction = _PCGDirection(pat, [(np.arange(d), first.state)])
+    direction.rtol = 1e-12
+    step, dec = direction(pat, x, W, 0.0)
+    ref_step, ref_dec = _newton_direction(pat, x, W, 0.0)
+    assert direction.n_factor == 0 and direction.n_cg > 0
+    assert np.abs(step - ref_step).max() <= 1e-9 * np.abs(ref_step).max()
+    assert dec == pytest.approx(ref_dec, rel=1e-9)
+
+
+@pytest.mark.parametrize("shape", ["lowrank", "block"])
+def test_whole_fits_agree_with_the_reference(shape):
+    """Synthetic fits: the same selections, estimates within 1e-8 of the reference solved from
+    scratch, KKT residual <= 1e-8 on the exact blocks."""
+    X = sc.synthetic(shape, 40, 4000, np.random.default_rng(3))
+    ref = pace_ggm(X, rho=10.0, random_state=4, solver="newton")
+    new = pace_ggm(X, rho=10.0, random_state=4, solver="newton_pcg")
+    assert [r.entry for r in new.history] == [r.entry for r in ref.history]
+    assert np.abs(new.covariance - ref.covariance).max() <= 1e-8 * np.abs(ref.covariance).max()
+    _assert_kkt(new, 1e-8)
+
+
+def test_embedded_breast_cancer_fits_agree_with_the_reference():
+    from sklearn.datasets import load_breast_cancer
+
+    X = load_breast_cancer().data
+    X = (X - X.mean(axis=0)) / np.abs(X - X.mean(axis=0)).max(axis=0)
+    for rho in (1.0, 10.0):
+        ref = pace_ggm(X, rho=rho, random_state=5, solver="newton")
+        new = pace_ggm(X, rho=rho, random_state=5, solver="newton_pcg")
+        assert [r.entry for r in new.history] == [r.entry for r in ref.history]
+        _assert_kkt(new, 1e-8, exact_blocks=False)
+
+
+def _assert_kkt(res, tol, *, exact_blocks: bool = True):
+    got = sc._exactness(res)
+    assert got["ref_diff"] <= tol
+    if exact_blocks:
+        assert got["kkt"] is not None and got["kkt"] <= tol
+    else:  # a block left at mu_min (y not completable) has no exact KKT conditions
+        assert got["kkt"] is None or got["kkt"] <= tol
+
+
+def test_solve_newton_is_unchanged_by_the_refactoring():
+    rng = np.random.default_rng(2)
+    sigma, pattern = _tree_problem(20, 10, rng)
+    p = _problem(sigma, pattern)
+    a, b = solve_newton(p), solve_newton_pcg(p)
+    assert a.mu == b.mu and np.array_equal(a.W, b.W)
+
+
+@pytest.mark.parametrize("a, c, y, muq", [(0.3, 0.8, 0.5, 0.0), (0.3, 0.8, -2.0, 0.0), (0.0, 1.0, 0.9, 1e-3),
+                                          (0.5, 0.1, 3.0, 1e-8), (0.2, 0.5, 0.2, 0.0)])
+def test_best_entry_is_the_one_dimensional_minimiser(a, c, y, muq):
+    """Stationary, and inside the domain, for the closed form (μ = 0) and its Newton refinement."""
+    t = _best_entry(a, c, y, muq)
+    D = 1.0 + 2.0 * a * t - c * t * t
+    assert D > 0
+    assert abs(-(2.0 * a - 2.0 * c * t) / D + 2.0 * y + muq * t) <= 1e-10 * (1.0 + abs(y))
+    if y == a and muq == 0.0:
+        assert t == 0.0  # already matched: nothing to change
+
+
+def test_small_blocks_factor_the_hessian(monkeypatch):
+    """Below the size where CG pays, the solver factors (and keeps no factor)."""
+    monkeypatch.setattr(newton_pcg, "_CG_MIN_ENTRIES", 10**9)
+    rng = np.random.default_rng(2)
+    sigma, pattern = _tree_problem(20, 10, rng)
+    sol = solve_newton_pcg(_problem(sigma, pattern))
+    assert sol.state.hessian is None
+    assert np.array_equal(sol.W, solve_newton(_problem(sigma, pattern)).W)
