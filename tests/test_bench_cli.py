@@ -206,7 +206,11 @@ def test_a_signal_ends_the_run_cleanly_and_it_resumes(tmp_path, signum, group):
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + signum
     assert "Traceback" not in err and "interrupted" in err, err
-    assert [ln for ln in err.splitlines() if ln.strip()] == [
+    # loky's resource tracker (its own process, in the same group) may report semaphores it
+    # reclaims when the signal reaches it first under load: a note of the library, not ours.
+    lines = [ln for ln in err.splitlines() if ln.strip() and "resource_tracker" not in ln
+             and "leaked semaphore" not in ln and "warnings.warn(" not in ln]
+    assert lines == [
         f"interrupted ({signal.Signals(signum).name}): every finished cell is stored; "
         "rerun the same command to resume"]
     deadline = time.monotonic() + 20
