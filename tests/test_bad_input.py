@@ -7,21 +7,10 @@ from scipy import sparse
 from sklearn.exceptions import DataConversionWarning
 
 from paceggm import PACEGGM, pace_ggm
-from paceggm.baselines import (
-    SSP,
-    AdaptiveCov,
-    AdaSSP,
-    DiagonalOnly,
-    GaussCov,
-    PACEGGMRegression,
-    SeparateCov,
-    SSPProjected,
-    SSPTight,
-)
+from paceggm.baselines import AdaSSP, PACEGGMRegression
 
-COVARIANCE = [PACEGGM, SSP, SSPProjected, SSPTight, DiagonalOnly, GaussCov, SeparateCov, AdaptiveCov]
-REGRESSION = [AdaSSP, PACEGGMRegression]
-ALL = COVARIANCE + REGRESSION
+from conftest import ALL, REGRESSION
+
 ids = lambda c: c.__name__  # noqa: E731
 
 

@@ -139,3 +139,11 @@ def test_rows_of_an_older_store_collect_into_parameter_columns():
     assert not {"solver", "use_components", "alpha", "beta"} & set(df.columns)
     assert df.loc["a", "p_solver"] == "ipm" and df.loc["a", "p_alpha"] == 0.3 and bool(df.loc["a", "p_use_components"])
     assert df.loc["b", "p_shrink"] == 0.5 and np.isnan(df.loc["a", "p_shrink"]) and pd.isna(df.loc["b", "p_solver"])
+
+
+def test_the_library_test_lists_name_every_registered_class():
+    from conftest import COVARIANCE, REGRESSION
+
+    registered = {task: {resolve(spec) for spec in METHODS.values() if spec.task == task}
+                  for task in ("covariance", "regression")}
+    assert registered == {"covariance": set(COVARIANCE), "regression": set(REGRESSION)}

@@ -10,23 +10,11 @@ from sklearn.base import clone
 from sklearn.model_selection import cross_val_score
 
 from paceggm import PACEGGM, pace_ggm
-from paceggm.baselines import (
-    SSP,
-    AdaptiveCov,
-    AdaSSP,
-    DiagonalOnly,
-    GaussCov,
-    PACEGGMRegression,
-    SeparateCov,
-    SSPProjected,
-    SSPTight,
-)
+from paceggm.baselines import SSP, AdaSSP, DiagonalOnly, PACEGGMRegression
 from paceggm.exceptions import BudgetExceededError, PrivacyBudgetWarning, PrivacyLeakWarning
 from paceggm.privacy import ZCDPAccountant, approx_dp_to_zcdp, zcdp_to_approx_dp
 
-COVARIANCE = [PACEGGM, SSP, SSPProjected, SSPTight, DiagonalOnly, GaussCov, SeparateCov, AdaptiveCov]
-REGRESSION = [AdaSSP, PACEGGMRegression]
-ALL = COVARIANCE + REGRESSION
+from conftest import ALL, COVARIANCE
 
 
 def _X(n=500, d=3, seed=0):

@@ -11,22 +11,9 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils.estimator_checks import check_estimator
 
-from paceggm import PACEGGM
-from paceggm.baselines import (
-    SSP,
-    AdaptiveCov,
-    AdaSSP,
-    DiagonalOnly,
-    GaussCov,
-    PACEGGMRegression,
-    SeparateCov,
-    SSPProjected,
-    SSPTight,
-)
+from paceggm.baselines import SSP, DiagonalOnly
 
-COVARIANCE = [PACEGGM, SSP, SSPProjected, SSPTight, DiagonalOnly, GaussCov, SeparateCov, AdaptiveCov]
-REGRESSION = [AdaSSP, PACEGGMRegression]
-ALL = COVARIANCE + REGRESSION
+from conftest import ALL, COVARIANCE, REGRESSION
 
 
 def _run_checks(est, expected_failed=None):
