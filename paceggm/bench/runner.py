@@ -247,6 +247,19 @@ def _stop_loky_workers() -> None:
     get_reusable_executor().shutdown(wait=True, kill_workers=True)
 
 
+def _quiet_loky_resource_tracker() -> None:
+    """Keep loky's resource tracker from reporting the semaphores of killed workers.
+
+    An interrupted sweep kills its workers mid-cell; the tracker (a process of its
+    own, started with this interpreter's ``-W`` options) then frees their
+    semaphores, as it is there to do, and warns about each on stderr, after the
+    sweep's one-line message. Nothing is lost; the note would only look like an error.
+    """
+    option = "ignore:resource_tracker:UserWarning"
+    if option not in sys.warnoptions:
+        sys.warnoptions.append(option)
+
+
 @contextmanager
 def _backend(backend: Mapping, scatter: Sequence = (), *, n_pending: int):
     """joblib configuration for the ``backend`` config group; yields the number of workers."""
@@ -256,6 +269,7 @@ def _backend(backend: Mapping, scatter: Sequence = (), *, n_pending: int):
     requested = int(backend.get("n_jobs", 1))
     if name == "loky":
         n_jobs = n_workers(requested, n_pending)
+        _quiet_loky_resource_tracker()
         # inner_max_num_threads pins BLAS/OpenMP in the workers' environment;
         # run_cell also limits threads in-process (n_jobs=1 runs here).
         try:
