@@ -177,14 +177,6 @@ def check_data(X, *, min_samples: int = 2, name: str = "X") -> np.ndarray:
     return arr
 
 
-def check_n_features(X: np.ndarray, expected: int, estimator) -> None:
-    """The message scikit-learn uses when a fitted estimator gets another number of features."""
-    if X.shape[1] != expected:
-        raise ValueError(
-            f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting {expected} features as input"
-        )
-
-
 def enforce_bound(X: np.ndarray, bound: float, policy: str, *, name: str = "X", stacklevel: int = 3) -> np.ndarray:
     """Apply the declared coordinate bound ``|x_ij| <= bound`` under ``policy``.
 
