@@ -170,8 +170,8 @@ def main(argv=None) -> None:
     ap.add_argument("--rho", type=float, default=10.0)
     ap.add_argument("--blocks", type=int, default=2)
     ap.add_argument("--runs", nargs="*",
-                    default=["spambase:10:5:tight,3e-4,1e-3", "communities_crime:2:5:3e-4,1e-3",
-                             "communities_crime:10:3:3e-4,1e-3"],
+                    default=["spambase:10:5:tight,3e-4,1e-3", "communities_crime:2:8:3e-4,1e-3",
+                             "communities_crime:10:5:3e-4,1e-3"],
                     help="data set:ρ:trials:candidates of whole runs, for pgd0 and pgd1")
     ap.add_argument("--quick", action="store_true", help="a small synthetic run, no whole runs")
     args = ap.parse_args(argv)
