@@ -79,7 +79,7 @@ DEFAULT_SOLVER = "newton"
 SOLVERS: dict[str, SolverSpec] = {
     "newton": SolverSpec(solve_newton, max_entropy=True, warm_start=True),
     "newton_pcg": SolverSpec(solve_newton_pcg, max_entropy=True, warm_start=True),
-    "ipm": SolverSpec(solve_ipm, max_entropy=True),
+    "ipm": SolverSpec(solve_ipm, max_entropy=True, warm_start=True),
     "pgd0": SolverSpec(partial(solve_pgd, init_value=0.0), max_entropy=False),
     "pgd1": SolverSpec(partial(solve_pgd, init_value=1.0), max_entropy=False),
 }
