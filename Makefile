@@ -19,7 +19,7 @@ $(INSTALLED): pyproject.toml
 BENCH := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench
 BENCH_ARGS ?=
 # solver last: its published first-order solvers cost more than all the others together
-EXPERIMENTS := main main_strict measurements runtime components hyperparameters regression solver
+EXPERIMENTS := main main_strict measurements runtime solver components hyperparameters regression
 
 # The whole pipeline on the embedded data: sweep -> store -> results.parquet -> figure.
 # Its own store and output directory, so the demo never mixes with real runs or figures.

@@ -70,10 +70,9 @@ def test_hyperparameter_recipe_grid():
     assert cfg["trials"] == 5
 
 
-def test_runtime_and_components_recipes_take_ipm_beside_newton_by_override():
-    for name, grid in (("runtime", "+method.paceggm.grid.solver=[newton,ipm]"),
-                       ("components", "+method.paceggm.grid.solver=[newton,ipm]")):
-        cells = expand(_cfg(f"experiment={name}", grid))
+def test_runtime_and_components_recipes_run_ipm_beside_newton():
+    for name in ("runtime", "components"):
+        cells = expand(_cfg(f"experiment={name}"))
         assert {c.param_dict["solver"] for c in cells} == {"newton", "ipm"}
         by_trial = {}
         for c in cells:
@@ -81,9 +80,24 @@ def test_runtime_and_components_recipes_take_ipm_beside_newton_by_override():
         assert all(len(s) == 1 for s in by_trial.values())  # both solvers paired by seed
 
 
-def test_components_and_regression_recipes():
+def test_components_recipe_reuses_the_solver_recipes_cells_with_the_decomposition_on():
     cells = expand(_cfg("experiment=components"))
-    assert {c.variant for c in cells} == {"paceggm[use_components=True]", "paceggm[use_components=False]"}
+    assert {c.variant for c in cells} == {f"paceggm[solver={s},use_components={u}]"
+                                          for s in ("newton", "ipm") for u in (True, False)}
+    cfg = _cfg("experiment=components")
+    assert list(cfg["reuse_from"]) == ["solver"]
+    solver_keys = {c.key for c in expand(_cfg("experiment=solver"))}
+    on = {c.key for c in cells if c.param_dict["use_components"]}
+    assert on <= solver_keys and not {c.key for c in cells if not c.param_dict["use_components"]} & solver_keys
+
+
+def test_reproduce_runs_solver_before_components_so_that_its_cells_are_reused():
+    line = next(x for x in (Path(CONF_DIR).parent / "Makefile").read_text().splitlines() if x.startswith("EXPERIMENTS :="))
+    order = line.split(":=")[1].split()
+    assert order.index("solver") < order.index("components")
+
+
+def test_regression_recipe():
     reg = expand(_cfg("experiment=regression"))
     assert {c.task for c in reg} == {"regression"} and len({c.dataset for c in reg}) == 8
 

@@ -31,13 +31,24 @@ def test_a_cap_hit_warns_and_is_recorded(solver, options):
     assert not any(b["converged"] for b in rec.blocks.values())
 
 
-@pytest.mark.parametrize("solver", ["newton", "ipm", "pgd0"])
-def test_default_caps_converge_silently(solver):
+@pytest.mark.parametrize("solver, options", [("newton", None), ("ipm", {"preset": "tight"}), ("pgd0", None)])
+def test_default_caps_converge_silently(solver, options):
     y, lam = _measurements()
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        rec = reconstruct(y, lam, solver=solver)
+        rec = reconstruct(y, lam, solver=solver, solver_options=options)
     assert rec.converged and rec.n_iter > 0
+
+
+def test_ipm_default_budget_is_its_stopping_rule_and_says_so():
+    # The default IPM stops every stage at its 300-iteration budget (the ill-conditioned
+    # small-μ stages never meet gtol): reported as capped, with the warning.
+    y, lam = _measurements()
+    with pytest.warns(ConvergenceWarning, match="stopped before converging"):
+        rec = reconstruct(y, lam, solver="ipm")
+    exact = reconstruct(y, lam, solver="newton").covariance
+    assert not rec.converged
+    assert np.linalg.norm(rec.covariance - exact) <= 1e-3 * np.linalg.norm(exact)
 
 
 def test_estimator_records_convergence_per_round():
@@ -78,18 +89,27 @@ def test_newton_flag_follows_where_its_continuation_stopped():
     assert any(issubclass(w.category, ConvergenceWarning) for w in caught) == (not rec.converged)
 
 
-def test_ipm_tight_preset_is_the_default_and_options_set_the_stopping_rule():
-    from paceggm.reconstruction.ipm import PRESETS, solve_ipm
+def test_ipm_presets_name_their_settings_and_options_set_the_stopping_rule():
+    from paceggm.reconstruction.ipm import DEFAULTS, PRESETS, solve_ipm
     from paceggm.reconstruction.problem import make_problem, natural_units
 
     y, lam = _measurements(d=8)
     scale, lam_unit = natural_units(y, lam)
     p = make_problem(y, lam, scale=scale, lam_unit=lam_unit)
-    default, tight = solve_ipm(p), solve_ipm(p, preset="tight")
-    assert np.array_equal(default.W, tight.W) and default.n_iter == tight.n_iter
-    # The preset replaces the individual stopping options.
+    default, warm = solve_ipm(p), solve_ipm(p, preset="warm")
+    assert np.array_equal(default.W, warm.W) and default.n_iter == warm.n_iter
+    assert {k: DEFAULTS[k] for k in PRESETS["warm"]} == PRESETS["warm"]
+    # "tight": the settings of the first reproductions, option for option.
+    tight = solve_ipm(p, preset="tight")
+    old = solve_ipm(p, mu_min=1e-8, warm_start=False, stage_maxiter=5000, maxiter=7500, stage_ftol=1e-12,
+                    final_ftol=1e-15, stage_gtol=1e-8, final_gtol=1e-8)
+    assert np.array_equal(tight.W, old.W) and tight.n_iter == old.n_iter and tight.mu == 1e-8
+    assert tight.n_iter > default.n_iter and default.mu == 1e-5
+    # The preset replaces the options it names.
     assert np.array_equal(solve_ipm(p, preset="tight", maxiter=3).W, tight.W)
-    coarse = solve_ipm(p, stage_ftol=1e-6, final_ftol=1e-8, stage_gtol=1e-1, final_gtol=1e-2)
+    coarse = solve_ipm(
+        p, mu_min=1e-8, warm_start=False, stage_ftol=1e-6, final_ftol=1e-8, stage_gtol=1e-1, final_gtol=1e-2,
+        stage_maxiter=5000, maxiter=7500)
     assert 0 < coarse.n_iter < tight.n_iter
     assert np.linalg.norm(coarse.W - tight.W) > np.linalg.norm(tight.W) * 1e-9  # a different stopping point
     with pytest.raises(ValueError, match="unknown IPM preset 'fast'.*tight"):
@@ -157,3 +177,66 @@ def test_pgd_default_returns_a_fully_measured_psd_matrix(solver):
     rec = reconstruct(y, lam, solver=solver)
     assert rec.converged
     np.testing.assert_allclose(rec.covariance, y, rtol=0, atol=1e-6 * np.abs(y).max())
+
+
+def _ipm_problem(y, lam):
+    from paceggm.reconstruction.problem import make_problem, natural_units
+
+    scale, lam_unit = natural_units(y, lam)
+    return make_problem(y, lam, scale=scale, lam_unit=lam_unit)
+
+
+def test_ipm_warm_start_continues_from_the_previous_rounds_factors():
+    from paceggm.reconstruction.ipm import IPMState, solve_ipm
+    from paceggm.reconstruction.newton import solve_newton
+
+    y, lam = _measurements(d=8)
+    before = _ipm_problem(y, lam)
+    first = solve_ipm(before)
+    assert isinstance(first.state, IPMState) and first.state.scale == before.scale
+    lam2 = lam.copy()
+    lam2[0, 5] = lam2[5, 0] = 1e4  # one more measured entry, as in a PACE-GGM round
+    after = _ipm_problem(y, lam2)
+    everything = np.arange(8)
+    warm = solve_ipm(after, init=[(everything, first.state)])
+    cold = solve_ipm(after)
+    exact = solve_newton(after).W
+    # Warm: the three stages 1e-3, 1e-4, 1e-5 of at most 300 iterations, from a nearby start,
+    # end as close to the exact completion as the five stages of the cold continuation.
+    assert warm.n_iter <= 3 * 300 < cold.n_iter
+    err = {k: np.linalg.norm(s.W - exact) / np.linalg.norm(exact) for k, s in (("warm", warm), ("cold", cold))}
+    assert err["warm"] <= min(1e-2, 2.0 * err["cold"]), err
+    # Without warm_start the factors are ignored: the cold continuation, bit for bit.
+    ignored = solve_ipm(after, init=[(everything, first.state)], warm_start=False)
+    assert np.array_equal(ignored.W, cold.W)
+    # Factors of an earlier block in other units are converted (W scales as s, L as √s).
+    from paceggm.reconstruction.ipm import _assemble_warm_start
+
+    rescaled = IPMState(first.state.L * np.sqrt(2.0), first.state.scale / 2.0)
+    L0 = _assemble_warm_start(after, [(everything, first.state)], 1e-5)
+    assert np.allclose(_assemble_warm_start(after, [(everything, rescaled)], 1e-5), L0, rtol=1e-14, atol=0)
+    assert np.allclose(after.scale * L0 @ L0.T, before.scale * first.W, rtol=1e-12, atol=1e-15)
+
+
+def test_ipm_warm_start_that_runs_onto_the_bound_falls_back_to_the_cold_continuation(monkeypatch):
+    from paceggm.reconstruction import ipm
+
+    y, lam = _measurements(d=6)
+    p = _ipm_problem(y, lam)
+    previous = ipm.solve_ipm(p)
+    cold = ipm.solve_ipm(p)
+    real = ipm._continuation
+    calls = []
+
+    def collapse_first(objective, v, mus, **kw):
+        calls.append(mus)
+        out, nit, capped = real(objective, v, mus, **kw)
+        if len(calls) == 1:  # the warm attempt: a diagonal entry ends on its bound
+            out = out.copy()
+            out[objective.diag_pos[2]] = ipm._DIAG_FLOOR
+        return out, nit, capped
+
+    monkeypatch.setattr(ipm, "_continuation", collapse_first)
+    sol = ipm.solve_ipm(p, init=[(np.arange(6), previous.state)])
+    assert [m[0] for m in calls] == [1e-3, 1e-1]  # warm from 1e-3, then cold from μ_0
+    assert np.array_equal(sol.W, cold.W) and sol.n_iter > cold.n_iter

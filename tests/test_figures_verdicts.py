@@ -106,3 +106,20 @@ def test_parts_about_online_only_data_sets_are_named_not_testable():
     v = V.c4({"measurements": meas})
     assert v.verdict != V.UNTESTABLE and "madeline" in v.untestable
     assert "madeline" in V.verdict_table([v]).text.loc["C4", "not testable here"]
+
+
+@pytest.mark.parametrize("ipm_factor, verdict", [(1.2, V.SUPPORTED), (3.0, V.PARTLY)])
+def test_c11_judges_ipm_stability_against_the_exact_solver(ipm_factor, verdict):
+    solver = _table("solver", rhos=(0.01, 1.0))
+    solver = _set(solver, "converged", lambda r: False)  # IPM's default budget caps every solve
+    # (a) PGD-0 = IPM; (b) PGD-1 worse and slower, more so with d; (c) IPM ÷ Newton = ipm_factor.
+    for m in ("mahalanobis", "frobenius"):
+        solver = _set(solver, m, lambda r: {"ipm": ipm_factor, "pgd0": ipm_factor,
+                                            "pgd1": ipm_factor * (1.0 + 0.01 * r.d)}.get(r.p_solver, 1.0))
+    solver = _set(solver, "solve_time", lambda r: 2.0 if r.p_solver == "pgd1" else 1.0)
+    v = V.c11({"solver": solver})
+    assert v.verdict == verdict
+    assert ("worst " + V.fmt_sig(ipm_factor)) in v.evidence and "IPM converged in 0 of" in v.evidence
+    # Without Newton rows, convergence decides (c): never converged, so partly whatever the errors.
+    no_newton = V.c11({"solver": solver[solver["p_solver"] != "newton"]})
+    assert "worst" not in no_newton.evidence and no_newton.verdict == V.PARTLY

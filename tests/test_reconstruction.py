@@ -186,8 +186,12 @@ def test_ipm_mu_is_in_natural_units_and_matches_closed_form_barrier_solution():
     yd, ld = np.diag(y), np.diag(lam)
     expected = 0.5 * (yd + np.sqrt(yd**2 + 2 * mu / ld))
     np.testing.assert_allclose(np.diag(rec.covariance), expected, rtol=1e-6)
-    # The default μ_min = 1e-8 is close to the μ → 0 limit max(y, 0).
-    rec0 = reconstruct(y, lam, solver="ipm", use_components=False)
+    # The default ends at μ_min = 1e-5, the "tight" preset at 1e-8, close to the μ → 0 limit max(y, 0).
+    rec_default = reconstruct(y, lam, solver="ipm", use_components=False)
+    mu = 1e-5 * s**2 * lam_bar
+    assert np.isclose(rec_default.mu, mu)
+    np.testing.assert_allclose(np.diag(rec_default.covariance), 0.5 * (yd + np.sqrt(yd**2 + 2 * mu / ld)), rtol=1e-6)
+    rec0 = reconstruct(y, lam, solver="ipm", use_components=False, solver_options={"preset": "tight"})
     np.testing.assert_allclose(np.diag(rec0.covariance), np.maximum(yd, 0), atol=1e-7)
 
 

@@ -12,8 +12,10 @@ One entry point, :func:`reconstruct`, in front of interchangeable solvers:
     factorisation (:mod:`.newton_pcg`): far fewer ``|S|³`` factorisations when
     one component holds most variables.
 ``"ipm"``
-    IPM-Cholesky, the published reference (:mod:`.ipm`): first-order, it stalls
-    near 1e-3 relative error on hard instances.
+    IPM-Cholesky, the published reference (:mod:`.ipm`): first-order, it stalls at
+    small μ; by default each PACE-GGM round continues from the previous round's
+    factors with a fixed iteration budget per μ-stage (``preset="tight"``: the
+    whole continuation every solve).
 ``"pgd0"``, ``"pgd1"``
     Projected gradient with unmeasured entries started at 0 or 1 (:mod:`.pgd`):
     a minimiser of the loss, not the max-entropy one.
@@ -79,7 +81,7 @@ DEFAULT_SOLVER = "newton"
 SOLVERS: dict[str, SolverSpec] = {
     "newton": SolverSpec(solve_newton, max_entropy=True, warm_start=True),
     "newton_pcg": SolverSpec(solve_newton_pcg, max_entropy=True, warm_start=True),
-    "ipm": SolverSpec(solve_ipm, max_entropy=True),
+    "ipm": SolverSpec(solve_ipm, max_entropy=True, warm_start=True),
     "pgd0": SolverSpec(partial(solve_pgd, init_value=0.0), max_entropy=False),
     "pgd1": SolverSpec(partial(solve_pgd, init_value=1.0), max_entropy=False),
 }

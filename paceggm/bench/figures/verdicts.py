@@ -340,7 +340,10 @@ def c10(tables) -> Verdict:
 def c11(tables) -> Verdict:
     """C11: (a) PGD-0's mean error ÷ IPM's has a median ≤ 1.1 over cells on both errors; (b) PGD-1 has a
     larger mean error and solver time than PGD-0 in most cells, and its error excess grows with d
-    (Spearman(d, PGD-1 ÷ PGD-0) > 0); (c) IPM converged in every trial (where recorded)."""
+    (Spearman(d, PGD-1 ÷ PGD-0) > 0); (c) IPM is stable: its mean error is within 2× of the exact
+    solver's (Newton, same seeds) in every cell on both errors (without Newton rows: IPM converged in
+    every trial, where recorded). IPM's default stops each μ-stage at an iteration budget, so its
+    solves are capped by design; the evidence counts them."""
     st = ("PGD from 0 is comparable to IPM; PGD from 1 raises error and runtime, more so in higher dimensions; "
           "IPM is fast and stable across budgets and dimensions.")
     crit = "parts (a), (b), (c) all hold: supported; some: partly; none: contradicted."
@@ -361,11 +364,21 @@ def c11(tables) -> Verdict:
     part_b = bool((err > 1).mean() > 0.5 and (time > 1).mean() > 0.5 and r_d > 0)
     conv = by["ipm"]["converged"] if "converged" in by["ipm"] else pd.Series(dtype=object)
     known = conv.dropna()
-    part_c = bool(len(known) == 0 or known.astype(bool).all())
+    converged = (f"IPM converged in {int(known.astype(bool).sum())} of {len(known)} trials" if len(known)
+                 else "IPM convergence not recorded")
+    newton = df[df["p_solver"] == "newton"]
+    if len(newton):
+        exact = {m: (mean("ipm", m) / trial_stats(newton, m, by=("dataset", "rho"))["mean"]).dropna() for m in ERRORS}
+        worst = max(float(v.max()) for v in exact.values())
+        part_c = worst <= 2.0
+        stable = ("IPM ÷ Newton (exact) mean error: median " + ", ".join(
+            f"{fmt_sig(v.median())} ({m})" for m, v in exact.items()) + f", worst {fmt_sig(worst)}; {converged}")
+    else:
+        part_c = bool(len(known) == 0 or known.astype(bool).all())
+        stable = converged
     ev = ("PGD-0 ÷ IPM median " + ", ".join(f"{fmt_sig(v.median())} ({m})" for m, v in pgd0_ipm.items())
           + f"; PGD-1 ÷ PGD-0: Frobenius larger in {int((err > 1).sum())} of {len(err)} cells, solver time in "
-          f"{int((time > 1).sum())} of {len(time)}, Spearman(d, error ratio) = {fmt_sig(r_d, 2)}; IPM converged "
-          + (f"in {int(known.astype(bool).sum())} of {len(known)} trials" if len(known) else "(not recorded)"))
+          f"{int((time > 1).sum())} of {len(time)}, Spearman(d, error ratio) = {fmt_sig(r_d, 2)}; {stable}")
     return Verdict("C11", st, crit, ev, _by_parts([part_a, part_b, part_c]))
 
 
