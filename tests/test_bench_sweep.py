@@ -215,9 +215,10 @@ def test_resume_after_a_solver_default_changed_is_refused(tmp_path, monkeypatch)
 
 @pytest.mark.slow
 def test_sweep_killed_with_sigkill_resumes_without_losing_or_duplicating_cells(tmp_path):
-    # pgd1 on these data takes ~0.1-1 s a cell: slow enough to be killed in the middle.
+    # pgd1 at its tight preset takes ~0.1-1 s a cell on these data: slow enough to be killed in the middle.
     args = [*BASE, f"runs_dir={tmp_path}", "datasets=[syn1,bc]", "trials=4",
-            "method.paceggm.params.solver=pgd1", "backend.n_jobs=2"]
+            "method.paceggm.params.solver=pgd1", "+method.paceggm.params.solver_options={preset:tight}",
+            "backend.n_jobs=2"]
     cells_dir = tmp_path / "demo" / "cells"
     total = 16
     proc = _cli(["run", *args], start_new_session=True)  # own process group: the kill takes its workers too
