@@ -98,10 +98,12 @@ bench-reference: install
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.reference_solvers
 
 # --- IPM-Cholesky's stopping rule: candidates' time vs error vs KKT residual on blocks and whole runs
-# paired with the committed solver results (figures/tables/stopping_rule.md, about 15 min on one core).
+# paired with the committed solver results (figures/tables/stopping_rule.md, about 15 min on one core);
+# then PGD's step tolerance, the same two measurements (figures/tables/stopping_rule_pgd.md, about 15 min).
 .PHONY: bench-stopping
 bench-stopping: install
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.stopping_rule
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.stopping_rule_pgd
 
 # --- privacy audit: confidence lower bounds on the privacy loss of the mechanisms on worst-case
 # neighbouring data sets, with broken controls it must catch -> figures/tables/audit.{md,tex}

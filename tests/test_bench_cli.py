@@ -191,9 +191,10 @@ def _running(pid: int) -> bool:
 
 @pytest.mark.parametrize("signum, group", [(signal.SIGTERM, False), (signal.SIGINT, True)])
 def test_a_signal_ends_the_run_cleanly_and_it_resumes(tmp_path, signum, group):
-    # pgd1 on these data takes ~0.1-1 s a cell: slow enough to be stopped in the middle.
+    # pgd1 at its tight preset takes ~0.1-1 s a cell on these data: slow enough to be stopped in the middle.
     args = [*SMALL, f"runs_dir={tmp_path}", "datasets=[syn1,bc]", "trials=4",
-            "method.paceggm.params.solver=pgd1", "backend.n_jobs=2"]
+            "method.paceggm.params.solver=pgd1", "+method.paceggm.params.solver_options={preset:tight}",
+            "backend.n_jobs=2"]
     cells_dir = tmp_path / "demo" / "cells"
     proc = _cli(["run", *args], start_new_session=True)
     deadline = time.monotonic() + 120

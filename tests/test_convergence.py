@@ -140,6 +140,45 @@ def test_estimator_summarises_solves_over_rounds():
     assert fine.n_capped_ == 0 and fine.n_solves_ > 0
 
 
+def test_pgd_tight_preset_is_the_committed_setting_and_replaces_tol_and_maxiter():
+    from paceggm.reconstruction.pgd import DEFAULTS, PRESETS, solve_pgd
+    from paceggm.reconstruction.problem import make_problem, natural_units
+
+    y, lam = _measurements(d=8)
+    lam = lam * np.random.default_rng(1).uniform(0.5, 2.0, size=lam.shape)  # unequal weights: a real gradient
+    lam = 0.5 * (lam + lam.T)
+    scale, lam_unit = natural_units(y, lam)
+    p = make_problem(y, lam, scale=scale, lam_unit=lam_unit)
+    for init in (0.0, 1.0):
+        # The settings every committed PGD result was computed with, spelled out.
+        before = solve_pgd(p, init_value=init, tol=3e-6, maxiter=20000)
+        tight = solve_pgd(p, init_value=init, preset="tight")
+        assert np.array_equal(tight.W, before.W) and tight.n_iter == before.n_iter
+        assert np.array_equal(solve_pgd(p, init_value=init, preset="tight", tol=0.5, maxiter=1).W, tight.W)
+        default = solve_pgd(p, init_value=init)
+        assert default.converged and 0 < default.n_iter < tight.n_iter  # the same path, stopped earlier
+    assert DEFAULTS["tol"] > PRESETS["tight"]["tol"]
+    with pytest.raises(ValueError, match="unknown PGD preset 'fast'.*tight"):
+        solve_pgd(p, preset="fast")
+    for solver in ("pgd0", "pgd1"):
+        assert "preset" in solver_defaults()[solver]  # accepted by check_solver_options, recorded in a run
+        rec = reconstruct(y, lam, solver=solver, solver_options={"preset": "tight"})
+        assert rec.converged
+
+
+@pytest.mark.parametrize("solver", ["pgd0", "pgd1"])
+def test_pgd_default_returns_a_fully_measured_psd_matrix(solver):
+    # Every entry measured and y PSD: y is the unique minimiser of the loss, whatever the start.
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(10, 10))
+    y = A @ A.T / 10 + 0.1 * np.eye(10)
+    lam = rng.uniform(1e3, 1e4, size=(10, 10))
+    lam = 0.5 * (lam + lam.T)
+    rec = reconstruct(y, lam, solver=solver)
+    assert rec.converged
+    np.testing.assert_allclose(rec.covariance, y, rtol=0, atol=1e-6 * np.abs(y).max())
+
+
 def _ipm_problem(y, lam):
     from paceggm.reconstruction.problem import make_problem, natural_units
 

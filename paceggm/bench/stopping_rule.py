@@ -83,8 +83,15 @@ def measure_blocks(problems: list[Problem], log) -> dict[str, dict]:
     return out
 
 
-def measure_runs(dataset: str, rho: float, trials: int, names: list[str], results: Path, log) -> dict[str, dict]:
-    """Whole fits paired by seed with the committed ``solver`` results (tight IPM and Newton)."""
+def measure_runs(dataset: str, rho: float, trials: int, names: list[str], results: Path, log, *,
+                 solver: str = "ipm", candidates: dict | None = None) -> dict[str, dict]:
+    """Whole fits paired by seed with the committed ``solver`` results (``solver``'s tight rows and Newton).
+
+    Per candidate: mean seconds per trial, and as (geometric mean, min, max) over
+    trials the error ratios to Newton (``mahalanobis``, ``frobenius``), to the
+    committed rows of ``solver`` (``vs_tight_*``), and the committed rows' own
+    ratio to Newton (``tight_*``).
+    """
     import pandas as pd
 
     from paceggm.bench.data import load_dataset
@@ -92,6 +99,7 @@ def measure_runs(dataset: str, rho: float, trials: int, names: list[str], result
     from paceggm.estimator import PACEGGM
     from paceggm.metrics import frobenius_error, mahalanobis_error
 
+    candidates = CANDIDATES if candidates is None else candidates
     data = load_dataset(dataset, preprocessing="paper")
     X = np.ascontiguousarray(np.asarray(data.X, dtype=float))
     truth = X.T @ X / X.shape[0]
@@ -99,11 +107,13 @@ def measure_runs(dataset: str, rho: float, trials: int, names: list[str], result
     stored = stored[(stored["dataset"] == dataset) & np.isclose(stored["rho"], rho) & (stored["status"] == "ok")]
     out = {}
     for name in names:
-        ratios, seconds = {"mahalanobis": [], "frobenius": [], "tight_mahalanobis": [], "tight_frobenius": []}, []
+        ratios = {f"{kind}{metric}": [] for kind in ("", "tight_", "vs_tight_")
+                  for metric in ("mahalanobis", "frobenius")}
+        seconds = []
         for trial in range(trials):
-            rows = stored[stored["trial"] == trial].set_index("solver")
-            est = PACEGGM(rho, bound=data.bound, bound_check="waive", solver="ipm",
-                          solver_options=CANDIDATES[name], random_state=seed_sequence(int(rows["seed"].iloc[0])))
+            rows = stored[stored["trial"] == trial].set_index("p_solver")
+            est = PACEGGM(rho, bound=data.bound, bound_check="waive", solver=solver,
+                          solver_options=candidates[name], random_state=seed_sequence(int(rows["seed"].iloc[0])))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 t0 = time.perf_counter()
@@ -113,12 +123,14 @@ def measure_runs(dataset: str, rho: float, trials: int, names: list[str], result
                       "frobenius": frobenius_error(est.covariance_, truth)}
             for metric, value in errors.items():
                 ratios[metric].append(value / rows.loc["newton", metric])
-                ratios[f"tight_{metric}"].append(rows.loc["ipm", metric] / rows.loc["newton", metric])
+                ratios[f"tight_{metric}"].append(rows.loc[solver, metric] / rows.loc["newton", metric])
+                ratios[f"vs_tight_{metric}"].append(value / rows.loc[solver, metric])
         out[name] = dict(seconds=float(np.mean(seconds)), trials=trials,
                          **{k: (float(np.exp(np.mean(np.log(v)))), float(min(v)), float(max(v)))
                             for k, v in ratios.items()})
-        log(f"  {dataset} ρ={rho:g} {name}: {out[name]['seconds']:.1f} s/trial, "
-            f"Mahalanobis ×{out[name]['mahalanobis'][0]:.3f} of Newton")
+        log(f"  {dataset} ρ={rho:g} {solver} {name}: {out[name]['seconds']:.1f} s/trial, "
+            f"Mahalanobis ×{out[name]['vs_tight_mahalanobis'][0]:.3f} of tight, "
+            f"×{out[name]['mahalanobis'][0]:.3f} of Newton")
     return out
 
 
