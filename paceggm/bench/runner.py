@@ -30,6 +30,7 @@ import os
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -507,13 +508,21 @@ def _sweep(cfg, cells, store, *, loader, order, overrides, show, log, t_start, n
             )
             bar = tqdm(total=len(runnable), desc=name, unit="cell", disable=not show, file=log,
                        dynamic_ncols=True, smoothing=0.05)
+            rows = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(tasks)
             try:
-                for row in Parallel(n_jobs=n_jobs, return_as="generator_unordered")(tasks):
+                for row in rows:
                     record(row)
                     bar.update(1)
                     if summary.n_failed:
                         bar.set_postfix(failed=summary.n_failed, refresh=False)
             finally:
+                # Closing the generator of an interrupted sweep cancels the cells in flight, and
+                # joblib warns about each batch after the sweep's one-line message; the cells are
+                # simply pending, as the message says.
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", message=".*still being processed by the workers have been "
+                                            "cancelled", category=UserWarning)
+                    rows.close()
                 bar.close()
     summary.elapsed = time.perf_counter() - t_start
     return summary
