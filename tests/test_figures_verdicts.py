@@ -123,3 +123,17 @@ def test_c11_judges_ipm_stability_against_the_exact_solver(ipm_factor, verdict):
     # Without Newton rows, convergence decides (c): never converged, so partly whatever the errors.
     no_newton = V.c11({"solver": solver[solver["p_solver"] != "newton"]})
     assert "worst" not in no_newton.evidence and no_newton.verdict == V.PARTLY
+
+
+def test_c12_judges_ipm_and_also_shows_the_exact_solver():
+    comp = _table("components", rhos=(0.01, 1.0))
+    comp = _set(comp, "solve_time", lambda r: 1.0 if r.p_use_components else 2.0)
+    # IPM's errors differ on vs off (its inexact solves can change PACE-GGM's path); Newton's do not.
+    comp = _set(comp, "frobenius", lambda r: 1.1 if (r.p_solver == "ipm" and not r.p_use_components) else 1.0)
+    comp = _set(comp, "mahalanobis", lambda r: 1.0)
+    v = V.c12({"components": comp})
+    assert v.verdict == V.CONTRADICTED
+    assert v.evidence.startswith("IPM-Cholesky: largest relative difference of the mean errors 0.09")
+    assert "Newton (exact): largest relative difference of the mean errors 0" in v.evidence
+    newton_only = V.c12({"components": comp[comp["p_solver"] == "newton"]})
+    assert newton_only.verdict == V.SUPPORTED and "Newton (exact)" not in newton_only.evidence
