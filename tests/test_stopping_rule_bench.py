@@ -68,3 +68,37 @@ def test_trial_noise_is_the_spread_of_the_committed_rows(tmp_path):
     assert noise["cv_pgd0_mahalanobis"] == pytest.approx(cv) and noise["cv_pgd0_frobenius"] == pytest.approx(cv)
     assert noise["cv_pgd1_mahalanobis"] == 0.0
     assert noise["ipm_newton_mahalanobis"] == pytest.approx((np.sqrt(2.0), 1.0, 2.0))
+
+
+def test_noise_band_is_twice_the_standard_error_of_newtons_log_errors(tmp_path):
+    import pandas as pd
+
+    newton = [1.0, 2.0, 4.0, 8.0]
+    rows = [dict(dataset="a", rho=10.0, status="ok", trial=t, p_solver=s, mahalanobis=m if s == "newton" else 50.0,
+                 frobenius=3.0 if s == "newton" else 50.0) for t, m in enumerate(newton) for s in ("newton", "ipm")]
+    rows.append(dict(dataset="a", rho=1.0, status="ok", trial=0, p_solver="newton", mahalanobis=99.0, frobenius=9.0))
+    path = tmp_path / "reference.parquet"
+    pd.DataFrame(rows).to_parquet(path)
+    band = sr.noise_band(path, "a", 10.0, trials=4)
+    logs = np.log(newton)
+    assert band["mahalanobis"] == pytest.approx(np.exp(2 * np.std(logs, ddof=1) / 2.0))
+    assert band["frobenius"] == pytest.approx(1.0)  # no spread: no noise
+    assert sr.noise_band(path, "a", 10.0, trials=2)["mahalanobis"] == pytest.approx(
+        np.exp(2 * np.std(logs[:2], ddof=1) / np.sqrt(2)))
+
+
+def test_runs_table_says_whether_each_mean_is_within_trial_noise(tmp_path):
+    def cand(m, f):
+        return dict(seconds=1.0, reference_seconds=9.0, trials=10, mahalanobis=(m, m, m), frobenius=(f, f, f),
+                    distance=(1e-3, 5e-4, 2e-3),
+                    tight_mahalanobis=(1.1, 0.5, 2.6), tight_frobenius=(1.0, 1.0, 1.0))
+
+    blocks = {name: dict(seconds=1.0, iters=10, err=1e-3, kkt=1e-3, capped=0, solves=1) for name in sr.CANDIDATES}
+    runs = {("a", 10.0): dict(noise=dict(mahalanobis=1.3, frobenius=1.05),
+                              candidates={"warm": cand(1.19, 1.01), "E": cand(2.5, 1.02)})}
+    out = tmp_path / "t.md"
+    sr.write_table(blocks, runs, out, source="x", rho=10.0, n_rounds=5, n_blocks=1, elapsed=1.0)
+    lines = {ln.split(" | ")[2]: ln for ln in out.read_text().splitlines() if ln.startswith("| a | 10 |")}
+    assert lines["warm"].endswith("| yes |") and lines["E"].endswith("| **no** |")
+    assert lines["tight (reference)"].endswith("| yes |") and "| 9.0 |" in lines["tight (reference)"]
+    assert "×1.30, ×1.05" in lines["warm"] and "| 1.0e-03 [5.0e-04, 2.0e-03] |" in lines["warm"]
