@@ -47,7 +47,9 @@ def test_new_rows_record_the_guarantee_and_convergence(tmp_path):
 def test_old_tables_get_the_guarantee_from_their_preprocessing():
     for experiment, holds in (("main", False), ("main_strict", True)):
         raw = pd.read_parquet(REPO / "figures" / "results" / experiment / "results.parquet")
-        assert "guarantee_holds" not in raw.columns  # committed before the column existed
+        # a table written before these columns existed
+        raw = raw.drop(columns=["guarantee_holds", "converged", "n_solves", "n_capped_solves", "max_solve_iter"],
+                       errors="ignore")
         df = validate_results(raw)
         assert df["guarantee_holds"].eq(holds).all() and df["converged"].isna().all()
         assert df[["n_solves", "n_capped_solves", "max_solve_iter"]].isna().all().all()
