@@ -20,7 +20,8 @@ solvers*:
     continuation from ``μ_0``. Below ``μ ≈ 1e-5`` this first-order method stalls
     (see ``"tight"``) without coming closer to the exact completion, and the
     errors of whole PACE-GGM runs stay within trial noise of the exact solver's,
-    at 18.7 s per trial on communities_crime at ρ = 10 against ``"tight"``'s 610 s.
+    at 19.3 s per trial on communities_crime at ρ = 10 against ``"tight"``'s 610 s
+    (``make bench-stopping``, ten paired trials per data set and ρ).
 ``"tight"``
     Every solve runs the whole continuation from the diagonal: ``μ_0 = 1e-1``,
     ``c_μ = 0.1``, ``μ_min = 1e-8`` (eight stages), relative-reduction tolerance
