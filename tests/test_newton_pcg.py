@@ -146,3 +146,52 @@ def test_small_blocks_factor_the_hessian(monkeypatch):
     sol = solve_newton_pcg(_problem(sigma, pattern))
     assert sol.state.hessian is None
     assert np.array_equal(sol.W, solve_newton(_problem(sigma, pattern)).W)
+
+
+def _warm_round(d: int, extra: int, seed: int):
+    """A solved pattern and the same pattern with one more entry: a PACE-GGM round's block."""
+    rng = np.random.default_rng(seed)
+    sigma, pattern = _tree_problem(d, extra, rng)
+    first = solve_newton_pcg(_problem(sigma, pattern))
+    j, k = np.argwhere(~pattern)[0]
+    pattern2 = pattern.copy()
+    pattern2[j, k] = pattern2[k, j] = True
+    return _problem(sigma, pattern2), [(np.arange(d), first.state)]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_warm_exact_stage_ends_one_newton_system_early(monkeypatch, seed):
+    """Where the full stage passes a decrement in (1e-9, 1e-5], the step from it is the answer:
+    one Newton system fewer, the same answer to 1e-10."""
+    p, init = _warm_round(40, 30, seed)
+    early = solve_newton_pcg(p, init=init)
+    decrements = []
+    call = _PCGDirection.__call__
+
+    def logged(self, *args):
+        step, dec = call(self, *args)
+        decrements.append(dec)
+        return step, dec
+
+    monkeypatch.setattr(_PCGDirection, "__call__", logged)
+    monkeypatch.setattr(newton_pcg, "_KKT_STOP", None)
+    full = solve_newton_pcg(p, init=init)
+    ref = solve_newton(p)
+    assert early.mu == full.mu == ref.mu == 0.0
+    saves = any(1e-9 < dec <= 1e-5 for dec in decrements[1:])
+    assert early.n_iter == full.n_iter - saves
+    for sol in (early, full):
+        assert np.abs(sol.W - ref.W).max() <= 1e-10 * np.abs(ref.W).max()
+    on = (p.rows, p.cols)
+    assert np.abs(early.W[on] - p.targets).max() <= 1e-10 * np.abs(early.W[on]).max()
+
+
+def test_warm_exact_stage_goes_on_when_the_early_step_fails_its_kkt_check(monkeypatch):
+    """A KKT threshold no step meets: the stage continues from the step and still converges."""
+    p, init = _warm_round(40, 30, 0)
+    monkeypatch.setattr(newton_pcg, "_KKT_STOP", 0.0)
+    strict = solve_newton_pcg(p, init=init)
+    monkeypatch.setattr(newton_pcg, "_KKT_STOP", None)
+    full = solve_newton_pcg(p, init=init)
+    assert strict.mu == 0.0 and strict.n_iter >= full.n_iter
+    assert np.abs(strict.W - full.W).max() <= 1e-12 * np.abs(full.W).max()
