@@ -85,6 +85,19 @@ def test_cg_direction_equals_the_factored_direction():
     assert dec == pytest.approx(ref_dec, rel=1e-9)
 
 
+@pytest.mark.parametrize("mu", [0.0, 1e-3])
+def test_hessian_vector_product_is_the_assembled_hessian_times_the_vector(mu):
+    rng = np.random.default_rng(6)
+    d = 30
+    sigma, pattern = _tree_problem(d, 25, rng)
+    pat = _Pattern(_problem(sigma, pattern))
+    W = sigma
+    H = pat.mm * (W[pat.ix_rr] * W[pat.ix_cc] + W[pat.ix_rc] * W[pat.ix_cr]) + np.diag(mu * pat.q)
+    v = rng.normal(size=pat.r.size)
+    got = _PCGDirection(pat, None)._hessian_times(v, W, W[pat.r], mu)
+    assert np.abs(got - H @ v).max() <= 1e-13 * np.abs(H @ v).max()
+
+
 @pytest.mark.parametrize("shape", ["lowrank", "block"])
 def test_whole_fits_agree_with_the_reference(shape):
     """Synthetic fits: the same selections, estimates within 1e-8 of the reference solved from

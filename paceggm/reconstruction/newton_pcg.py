@@ -138,8 +138,10 @@ class _PCGDirection:
     def _hessian_times(self, v: np.ndarray, W: np.ndarray, Wr: np.ndarray, mu: float) -> np.ndarray:
         pat = self.pat
         self._dP.data = v[self._src]
-        U = self._dP @ W  # ΔP W
-        return pat.m * np.einsum("ij,ji->i", Wr, U[:, pat.c]) + mu * pat.q * v
+        # (W ΔP W)_rc = W[r] · (W ΔP)[c]; gathering rows of W ΔP = (ΔP W)ᵀ, made
+        # contiguous, reads far less memory than gathering columns of ΔP W.
+        WdP = np.ascontiguousarray((self._dP @ W).T)
+        return pat.m * np.einsum("ij,ij->i", Wr, WdP[pat.c]) + mu * pat.q * v
 
     def __call__(self, pat: _Pattern, x: np.ndarray, W: np.ndarray, mu: float):
         g = _gradient(pat, x, W, mu)
