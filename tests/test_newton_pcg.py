@@ -85,6 +85,33 @@ def test_cg_direction_equals_the_factored_direction():
     assert dec == pytest.approx(ref_dec, rel=1e-9)
 
 
+@pytest.mark.parametrize("use, refactors", [((3, 30, 25), True), ((3, 60, 10), False), ((0, 0, 0), False)])
+def test_a_stale_factor_is_replaced_at_the_first_newton_system(use, refactors):
+    """When the last solve's CG steps exceed the factor's average cost per solve so far (its
+    factorisation counted as |S|/24 steps), the first Newton system factors; the direction is
+    the reference's either way."""
+    import dataclasses
+
+    rng = np.random.default_rng(1)
+    d = 40
+    sigma, pattern = _tree_problem(d, 20, rng)
+    first = solve_newton_pcg(_problem(sigma, pattern))
+    pattern2 = pattern.copy()
+    pattern2[d - 1, 0] = pattern2[0, d - 1] = True
+    pat = _Pattern(_problem(sigma, pattern2))
+    x = pat.entries(np.where(pattern2, first.state.precision, 0.0))
+    W = np.linalg.inv(pat.matrix(x))
+    state = dataclasses.replace(first.state, factor_use=use)
+    direction = _PCGDirection(pat, [(np.arange(d), state)])
+    direction.rtol = 1e-12
+    step, _ = direction(pat, x, W, 0.0)
+    assert direction.n_factor == int(refactors) and (direction.n_cg == 0) == refactors
+    ref_step, _ = _newton_direction(pat, x, W, 0.0)
+    assert np.abs(step - ref_step).max() <= 1e-9 * np.abs(ref_step).max()
+    _, use_after = direction.state_hessian()
+    assert use_after == ((1, 0, 0) if refactors else (use[0] + 1, use[1] + direction.n_cg, direction.n_cg))
+
+
 @pytest.mark.parametrize("mu", [0.0, 1e-3])
 def test_hessian_vector_product_is_the_assembled_hessian_times_the_vector(mu):
     rng = np.random.default_rng(6)
