@@ -17,15 +17,20 @@ conjugate gradients preconditioned with it:
   direction is then exactly the one :mod:`.newton` computes — and that factor is
   the preconditioner from then on;
 * a warm start inherits the factors of the blocks it starts from (variables new
-  to the block get the Hessian's diagonal).
+  to the block get the Hessian's diagonal), and how much CG they have cost: a
+  factor goes stale as the rounds move ``W``, so when the last solve's CG steps
+  exceed the factor's average cost per solve so far (its factorisation
+  included) the first Newton system of the next solve factors instead.
 
 The Newton systems are solved inexactly far from the answer and to a relative
 residual of ``1e-12`` (in the preconditioner's norm) near it — the forcing term
 is the square of the last Newton decrement — so Newton keeps its quadratic
 convergence and the stages, stopping rules and answers are those of
-:func:`.newton.solve_newton` to the solver's tolerance (tested against it). The
-cold continuation of a new block factors the Hessian at every step as
-:mod:`.newton` does.
+:func:`.newton.solve_newton` to the solver's tolerance (tested against it) —
+except that an exact stage after a warm start ends on the full step from a
+decrement below ``1e-5`` when that step's KKT residual is within ``1e-10``
+(relative), instead of solving one more Newton system. The cold continuation of
+a new block factors the Hessian at every step as :mod:`.newton` does.
 """
 
 from __future__ import annotations
