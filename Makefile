@@ -99,7 +99,8 @@ bench-reference: install
 
 # --- IPM-Cholesky's stopping rule: candidates' time vs error vs KKT residual on blocks and whole runs
 # paired with the committed solver results (figures/tables/stopping_rule.md, about 15 min on one core);
-# then PGD's step tolerance, the same two measurements (figures/tables/stopping_rule_pgd.md, about 15 min).
+# then PGD's step tolerance, the same two measurements (figures/tables/stopping_rule_pgd.md, about 18 min),
+# and the committed reproduction's PGD cells paired with the reference (stopping_rule_pgd_reproduction.md).
 .PHONY: bench-stopping
 bench-stopping: install
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.stopping_rule
