@@ -46,7 +46,7 @@ reproduce-quick: install
 reproduce: install
 	status=0; for e in $(EXPERIMENTS); do $(BENCH) run experiment=$$e $(BENCH_ARGS) || status=$$?; \
 	  if [ $$status -ge 2 ]; then exit $$status; fi; done; \
-	$(PUBLISH_RESULTS) && $(DRAW_COMMITTED) && exit $$status
+	$(PUBLISH_RESULTS) && $(DRAW_COMMITTED) && $(PAIR_PGD_WITH_REFERENCE) && exit $$status
 
 # Figures read results tables only. By default they are redrawn from the committed tables of
 # the full reproduction (figures/results) into figures/, without running anything; any other
@@ -64,6 +64,9 @@ figures: install
 PUBLISH_RESULTS = for e in $(EXPERIMENTS); do if [ -d runs/$$e ]; then \
 	  $(BENCH) collect --publish figures/results experiment=$$e || exit 1; fi; done
 DRAW_COMMITTED = $(PY) -m paceggm.bench.figures --runs figures/results --out figures
+# PGD's cells of the published `solver` table beside the same cells at PGD's tight preset
+# (figures/tables/stopping_rule_pgd_reproduction.md; reads two tables, runs no fit).
+PAIR_PGD_WITH_REFERENCE = $(PY) -m paceggm.bench.stopping_rule_pgd --reproduction-only
 results: install
 	$(PUBLISH_RESULTS)
 
@@ -99,7 +102,8 @@ bench-reference: install
 
 # --- IPM-Cholesky's stopping rule: candidates' time vs error vs KKT residual on blocks and whole runs
 # paired with the committed solver results (figures/tables/stopping_rule.md, about 15 min on one core);
-# then PGD's step tolerance, the same two measurements (figures/tables/stopping_rule_pgd.md, about 15 min).
+# then PGD's step tolerance, the same two measurements (figures/tables/stopping_rule_pgd.md, about 18 min),
+# and the committed reproduction's PGD cells paired with the reference (stopping_rule_pgd_reproduction.md).
 .PHONY: bench-stopping
 bench-stopping: install
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.stopping_rule

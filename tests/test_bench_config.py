@@ -80,21 +80,37 @@ def test_runtime_and_components_recipes_run_ipm_beside_newton():
         assert all(len(s) == 1 for s in by_trial.values())  # both solvers paired by seed
 
 
-def test_components_recipe_reuses_the_solver_recipes_cells_with_the_decomposition_on():
+def test_components_recipe_reuses_the_cells_with_the_decomposition_on():
     cells = expand(_cfg("experiment=components"))
     assert {c.variant for c in cells} == {f"paceggm[solver={s},use_components={u}]"
                                           for s in ("newton", "ipm") for u in (True, False)}
     cfg = _cfg("experiment=components")
-    assert list(cfg["reuse_from"]) == ["solver"]
+    assert list(cfg["reuse_from"]) == ["runtime", "solver"]
     solver_keys = {c.key for c in expand(_cfg("experiment=solver"))}
+    runtime_keys = {c.key for c in expand(_cfg("experiment=runtime"))}
     on = {c.key for c in cells if c.param_dict["use_components"]}
-    assert on <= solver_keys and not {c.key for c in cells if not c.param_dict["use_components"]} & solver_keys
+    assert on <= solver_keys and on <= runtime_keys
+    assert not {c.key for c in cells if not c.param_dict["use_components"]} & (solver_keys | runtime_keys)
 
 
-def test_reproduce_runs_solver_before_components_so_that_its_cells_are_reused():
+def test_solver_recipe_reuses_the_runtime_recipes_ipm_and_newton_cells():
+    # Only the PGD cells are the solver recipe's own: IPM-Cholesky and Newton are copied from
+    # `runtime`, which times them on one worker.
+    cfg = _cfg("experiment=solver")
+    assert list(cfg["reuse_from"]) == ["runtime"]
+    cells = expand(cfg)
+    runtime_keys = {c.key for c in expand(_cfg("experiment=runtime"))}
+    reusable = {c.key for c in cells if c.param_dict["solver"] in ("ipm", "newton")}
+    assert reusable and reusable <= runtime_keys
+    assert not {c.key for c in cells if c.param_dict["solver"].startswith("pgd")} & runtime_keys
+
+
+def test_reproduce_runs_the_recipes_reused_from_before_the_recipes_reusing_them():
     line = next(x for x in (Path(CONF_DIR).parent / "Makefile").read_text().splitlines() if x.startswith("EXPERIMENTS :="))
     order = line.split(":=")[1].split()
-    assert order.index("solver") < order.index("components")
+    for name in order:
+        for source in _cfg(f"experiment={name}").get("reuse_from") or ():
+            assert order.index(source) < order.index(name), (source, name)
 
 
 def test_regression_recipe():

@@ -91,3 +91,6 @@ def test_make_reproduce_publishes_complete_grids_then_draws_the_committed_tables
     commands = _make_dry_run("reproduce")  # a dry run: no recursive make executes the sweep
     assert "collect --publish figures/results" in commands
     assert _figure_outputs(commands) == ["figures"] and "--runs figures/results" in commands
+    # the published PGD cells are set beside the tight reference after every reproduction, never after a demo
+    assert commands.index("stopping_rule_pgd --reproduction-only") > commands.index("paceggm.bench.figures")
+    assert "--reproduction-only" not in _make_dry_run("demo") + _make_dry_run("reproduce-quick")

@@ -49,25 +49,53 @@ def test_pgd_table_coarser_tolerance_fewer_iterations_farther_from_the_limit(tmp
         assert dist == sorted(dist) and dist[0] < 1e-2
 
 
-def test_trial_noise_is_the_spread_of_the_committed_rows(tmp_path):
+def _pgd_rows(errors, *, dataset="a", rho=10.0, seconds=1.0):
+    """Reference-style rows: ``errors[trial] = (pgd0, pgd1, newton)`` Mahalanobis errors (Frobenius = 2×)."""
+    return [dict(dataset=dataset, rho=rho, status="ok", trial=t, seed=100 + t, p_solver=s, mahalanobis=m,
+                 frobenius=2 * m, wall_time=seconds)
+            for t, row in enumerate(errors) for s, m in zip(("pgd0", "pgd1", "newton"), row)]
+
+
+def test_pgd_trial_noise_is_the_band_of_each_variants_own_reference_rows(tmp_path):
     import pandas as pd
 
     from paceggm.bench import stopping_rule_pgd as srp
 
-    rows = []
-    for trial, (m0, m1, ipm, newton) in enumerate([(1.0, 2.0, 3.0, 3.0), (3.0, 2.0, 4.0, 2.0)]):
-        for solver, m in (("pgd0", m0), ("pgd1", m1), ("ipm", ipm), ("newton", newton)):
-            rows.append(dict(dataset="a", rho=10.0, status="ok", trial=trial, p_solver=solver,
-                             mahalanobis=m, frobenius=2 * m))
-    rows.append(dict(dataset="a", rho=2.0, status="ok", trial=0, p_solver="pgd0", mahalanobis=99.0,
-                     frobenius=99.0))
     path = tmp_path / "results.parquet"
-    pd.DataFrame(rows).to_parquet(path)
-    noise = srp.trial_noise(path, "a", 10.0)
-    cv = np.std([1.0, 3.0], ddof=1) / 2.0
-    assert noise["cv_pgd0_mahalanobis"] == pytest.approx(cv) and noise["cv_pgd0_frobenius"] == pytest.approx(cv)
-    assert noise["cv_pgd1_mahalanobis"] == 0.0
-    assert noise["ipm_newton_mahalanobis"] == pytest.approx((np.sqrt(2.0), 1.0, 2.0))
+    pd.DataFrame(_pgd_rows([(1.0, 2.0, 5.0), (4.0, 2.0, 7.0), (2.0, 2.0, 1.0)])).to_parquet(path)
+    noise = srp.trial_noise(path, "a", 10.0, trials=3)
+    expected = np.exp(2 * np.std(np.log([1.0, 4.0, 2.0]), ddof=1) / np.sqrt(3))
+    assert noise["pgd0"]["mahalanobis"] == pytest.approx(expected)
+    assert noise["pgd0"]["frobenius"] == pytest.approx(expected)  # a constant factor leaves the log spread
+    assert noise["pgd1"] == {"mahalanobis": 1.0, "frobenius": 1.0}
+    assert srp.trial_noise(path, "a", 10.0, trials=2)["pgd0"]["mahalanobis"] == pytest.approx(
+        np.exp(2 * np.std(np.log([1.0, 4.0]), ddof=1) / np.sqrt(2)))
+
+
+def test_reproduction_is_paired_cell_by_cell_with_the_reference_and_judged_by_its_noise(tmp_path):
+    import pandas as pd
+
+    from paceggm.bench import stopping_rule_pgd as srp
+
+    reference = [(1.0, 2.0, 1.0), (4.0, 2.0, 1.0), (2.0, 2.0, 1.0)]
+    # pgd0 moves every trial by ×1.1 (inside its band of ×3.1); pgd1's reference has no spread, so ×1.5 is out.
+    reproduced = [(1.1, 3.0, 1.0), (4.4, 3.0, 1.0), (2.2, 3.0, 1.0)]
+    ref, new = tmp_path / "ref.parquet", tmp_path / "new.parquet"
+    pd.DataFrame(_pgd_rows(reference, seconds=10.0) + _pgd_rows([(9.0, 9.0, 9.0)], rho=1.0)).to_parquet(ref)
+    rows = _pgd_rows(reproduced, seconds=2.0)
+    rows[0]["seed"] = 7  # another seed is another cell: not paired
+    pd.DataFrame(rows).to_parquet(new)
+    pairs = {r["solver"]: r for r in srp.paired_reproduction(ref, new)}
+    assert set(pairs) == {"pgd0", "pgd1"} and (pairs["pgd0"]["trials"], pairs["pgd1"]["trials"]) == (2, 3)
+    assert pairs["pgd0"]["mahalanobis"] == pytest.approx((1.1, 1.1, 1.1))
+    assert pairs["pgd1"]["frobenius"] == pytest.approx((1.5, 1.5, 1.5))
+    assert (pairs["pgd1"]["seconds_ref"], pairs["pgd1"]["seconds_new"]) == (10.0, 2.0)
+    out = tmp_path / "t.md"
+    srp.write_reproduction_table(list(pairs.values()), out, reference=ref, results=new)
+    text = out.read_text()
+    lines = {ln.split(" | ")[2]: ln for ln in text.splitlines() if ln.startswith("| a | 10 |")}
+    assert lines["pgd0"].endswith("| yes |") and lines["pgd1"].endswith("| **no** |")
+    assert "Within trial noise in 1 of 2" in text and "cost 10 core-seconds here against 50" in text
 
 
 def test_noise_band_is_twice_the_standard_error_of_newtons_log_errors(tmp_path):

@@ -82,16 +82,21 @@ CANDIDATES = {
 CONTROL = {"Newton at μ = 1e-6": dict(mu_min=1e-6, exact_limit=False)}
 
 
-def noise_band(results: Path, dataset: str, rho: float, trials: int) -> dict[str, float]:
+def noise_band(results: Path, dataset: str, rho: float, trials: int, *, solver: str = "newton") -> dict[str, float]:
     """Per error, the trial noise of a geometric mean over ``trials`` trials: ``2·sd(log e)/√n`` of
-    the reference Newton rows of the same trials (as a factor, ``exp`` of it)."""
+    the reference rows of ``solver`` in the same trials (as a factor, ``exp`` of it)."""
     import pandas as pd
 
     df = pd.read_parquet(results)
     df = df[(df["dataset"] == dataset) & np.isclose(df["rho"], rho) & (df["status"] == "ok")
-            & (df["p_solver"] == "newton") & (df["trial"] < trials)]
-    return {m: float(np.exp(2.0 * np.std(np.log(df[m].to_numpy()), ddof=1) / np.sqrt(len(df))))
-            for m in ("mahalanobis", "frobenius")}
+            & (df["p_solver"] == solver) & (df["trial"] < trials)]
+    return {m: log_noise(df[m].to_numpy()) for m in ("mahalanobis", "frobenius")}
+
+
+def log_noise(errors) -> float:
+    """``exp(2·sd(log e)/√n)``: the trial noise of the geometric mean of ``errors``, as a factor."""
+    errors = np.asarray(errors, dtype=float)
+    return float(np.exp(2.0 * np.std(np.log(errors), ddof=1) / np.sqrt(errors.size)))
 
 
 def kkt_residual(W: np.ndarray, measured: np.ndarray) -> float:
@@ -252,9 +257,12 @@ def write_table(blocks: dict, runs: dict, path: Path, *, source: str, rho: float
     path.write_text("\n".join(lines) + "\n")
 
 
-def bench_arguments(argv, *, description: str, out: Path, runs: list[str], runs_help: str) -> argparse.Namespace:
-    """The command line both stopping-rule benches take."""
+def bench_arguments(argv, *, description: str, out: Path, runs: list[str], runs_help: str,
+                    extra=None) -> argparse.Namespace:
+    """The command line both stopping-rule benches take; ``extra(parser)`` adds a bench's own options."""
     ap = argparse.ArgumentParser(description=description)
+    if extra is not None:
+        extra(ap)
     ap.add_argument("--out", type=Path, default=out)
     ap.add_argument("--results", type=Path, default=RESULTS)
     ap.add_argument("--rho", type=float, default=10.0)

@@ -15,9 +15,15 @@ tolerance only says where on that path it stops. Per candidate tolerance
   (the iterate at ``tol = 1e-8``);
 * *runs*: whole PACE-GGM fits with ``pgd0`` and ``pgd1``, seeded as the reference
   ``solver`` results' trials, each paired with that table's PGD row (the
-  ``tight`` setting) and Newton row of the same seed. The yardsticks of trial
-  noise come from the same table: the coefficient of variation of PGD's errors
-  over its trials, and the spread of the reference tight-IPM/Newton ratio.
+  ``tight`` setting) and Newton row of the same seed. A candidate is within trial
+  noise when the geometric means of its paired error ratios lie within
+  ``exp(±2·sd(log e)/√n)`` of the reference PGD rows' own errors over the same
+  trials (as for IPM-Cholesky, with PGD's tight limit in Newton's place).
+
+It also writes ``figures/tables/stopping_rule_pgd_reproduction.md``: every PGD
+cell of the committed reproduction's ``solver`` table (the library default)
+paired with the reference row of the same key and seed, with the same test —
+no fit, only the two tables (``--reproduction-only`` writes just this one).
 
 ``--quick`` replays a small synthetic run and skips the whole runs (for the tests).
 """
@@ -40,20 +46,27 @@ from paceggm.bench.stopping_rule import (  # noqa: E402
     _ratio,
     bench_arguments,
     bench_blocks,
+    log_noise,
     measure_runs,
+    noise_band,
     table_head,
 )
 from paceggm.reconstruction.pgd import DEFAULTS, solve_pgd  # noqa: E402
 from paceggm.reconstruction.problem import Problem  # noqa: E402
 
 OUT = Path("figures/tables/stopping_rule_pgd.md")
+OUT_REPRODUCTION = Path("figures/tables/stopping_rule_pgd_reproduction.md")
+#: The committed reproduction's ``solver`` table: its PGD cells ran at the library default.
+REPRODUCTION = Path("figures/results/solver/results.parquet")
 SOLVERS = ("pgd0", "pgd1")
+METRICS = ("mahalanobis", "frobenius")
 
 #: Candidate step tolerances, from the ``tight`` preset (the reference results'
 #: setting) to coarser stops on the same iterate path.
 CANDIDATES = {
     "tight": dict(preset="tight"),
     "1e-5": dict(tol=1e-5),
+    "2e-5": dict(tol=2e-5),
     "3e-5": dict(tol=3e-5),
     "1e-4": dict(tol=1e-4),
     "3e-4": dict(tol=3e-4),
@@ -81,21 +94,13 @@ def measure_blocks(problems: list[Problem], log) -> dict[tuple[int, str], dict]:
     return out
 
 
-def trial_noise(results: Path, dataset: str, rho: float) -> dict[str, float]:
-    """Yardsticks from the reference results: CV of each PGD error over trials; tight-IPM/Newton spread."""
-    import pandas as pd
+def trial_noise(results: Path, dataset: str, rho: float, trials: int) -> dict[str, dict[str, float]]:
+    """Per PGD variant, the trial noise of a geometric mean over the reference (tight) rows of ``trials`` trials."""
+    return {solver: noise_band(results, dataset, rho, trials, solver=solver) for solver in SOLVERS}
 
-    df = pd.read_parquet(results)
-    df = df[(df["dataset"] == dataset) & np.isclose(df["rho"], rho) & (df["status"] == "ok")]
-    out = {}
-    for solver in SOLVERS:
-        for metric in ("mahalanobis", "frobenius"):
-            v = df.loc[df["p_solver"] == solver, metric].to_numpy()
-            out[f"cv_{solver}_{metric}"] = float(np.std(v, ddof=1) / np.mean(v))
-    wide = df.pivot_table(index="trial", columns="p_solver", values="mahalanobis")
-    ratio = (wide["ipm"] / wide["newton"]).to_numpy()
-    out["ipm_newton_mahalanobis"] = (float(np.exp(np.mean(np.log(ratio)))), float(ratio.min()), float(ratio.max()))
-    return out
+
+def _within(ratios: dict, band: dict) -> bool:
+    return all(1.0 / band[m] <= ratios[m] <= band[m] for m in METRICS)
 
 
 def write_table(blocks: dict, runs: dict, noise: dict, path: Path, *, source: str, rho: float, n_rounds: int,
@@ -124,31 +129,97 @@ def write_table(blocks: dict, runs: dict, noise: dict, path: Path, *, source: st
             "Error ratios of the same seed, geometric mean [min, max] over trials: to the reference PGD row "
             "(`tight`) and to Newton (the exact completion); `tight / Newton` = the reference PGD row's own ratio.",
             "",
+            f"`noise`: {NOISE_NOTE}",
+            "",
             "| data set | ρ | solver | candidate | trials | s / trial | Mahalanobis / tight | Frobenius / tight "
-            "| Mahalanobis / Newton | Frobenius / Newton | tight: Mahalanobis / Newton |",
-            "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|",
+            "| noise (Mahalanobis, Frobenius) | within noise | Mahalanobis / Newton | Frobenius / Newton "
+            "| tight: Mahalanobis / Newton |",
+            "|---|---:|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|",
         ]
         for (dataset, r, solver), by_name in runs.items():
+            band = noise[(dataset, r)][solver]
             for k, v in by_name.items():
+                inside = _within({m: v[f"vs_tight_{m}"][0] for m in METRICS}, band)
                 lines.append(f"| {dataset} | {r:g} | {solver} | {k} | {v['trials']} | {v['seconds']:.1f} | "
                              f"{_ratio(v['vs_tight_mahalanobis'])} | {_ratio(v['vs_tight_frobenius'])} | "
+                             f"×{band['mahalanobis']:.2f}, ×{band['frobenius']:.2f} | "
+                             f"{'yes' if inside else '**no**'} | "
                              f"{_ratio(v['mahalanobis'])} | {_ratio(v['frobenius'])} | "
                              f"{_ratio(v['tight_mahalanobis'])} |")
-        lines += [
-            "",
-            "Trial noise in the reference results (10 trials): coefficient of variation of PGD's errors, and the "
-            "paired ratio tight IPM / Newton (Mahalanobis, geometric mean [min, max]).",
-            "",
-            "| data set | ρ | CV pgd0 Mahalanobis | CV pgd0 Frobenius | CV pgd1 Mahalanobis | CV pgd1 Frobenius "
-            "| IPM / Newton |",
-            "|---|---:|---:|---:|---:|---:|---:|",
-        ]
-        for (dataset, r), n in noise.items():
-            lines.append(f"| {dataset} | {r:g} | {n['cv_pgd0_mahalanobis']:.2f} | {n['cv_pgd0_frobenius']:.2f} | "
-                         f"{n['cv_pgd1_mahalanobis']:.2f} | {n['cv_pgd1_frobenius']:.2f} | "
-                         f"{_ratio(n['ipm_newton_mahalanobis'])} |")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
+
+
+NOISE_NOTE = ("the trial noise of a geometric mean, exp(2·sd(log error)/√n) of the reference PGD rows' own "
+              "errors over the same trials; `within` when both geometric means of the paired ratios lie inside "
+              "[1/noise, noise].")
+
+
+def paired_reproduction(reference: Path, results: Path) -> list[dict]:
+    """Every PGD cell of ``results`` paired with the ``reference`` row of the same key and seed.
+
+    Per data set, ρ and variant: the trials paired, the mean seconds per trial of
+    both, the paired error ratios (geometric mean, min, max) and the trial noise of
+    the reference rows' own errors.
+    """
+    import pandas as pd
+
+    keys = ["dataset", "rho", "trial", "p_solver", "seed"]
+    columns = keys + list(METRICS) + ["wall_time"]
+
+    def pgd_rows(path: Path) -> pd.DataFrame:
+        df = pd.read_parquet(path)
+        return df.loc[(df["status"] == "ok") & df["p_solver"].isin(SOLVERS), columns]
+
+    pairs = pgd_rows(reference).merge(pgd_rows(results), on=keys, suffixes=("_ref", "_new"))
+    out = []
+    for (dataset, rho, solver), g in pairs.groupby(["dataset", "rho", "p_solver"], sort=True):
+        ratio = {m: (g[f"{m}_new"] / g[f"{m}_ref"]).to_numpy() for m in METRICS}
+        out.append(dict(dataset=dataset, rho=float(rho), solver=solver, trials=len(g),
+                        seconds_ref=float(g["wall_time_ref"].mean()), seconds_new=float(g["wall_time_new"].mean()),
+                        **{m: (float(np.exp(np.mean(np.log(r)))), float(r.min()), float(r.max()))
+                           for m, r in ratio.items()},
+                        band={m: log_noise(g[f"{m}_ref"]) for m in METRICS}))
+    return out
+
+
+def write_reproduction_table(pairs: list[dict], path: Path, *, reference: Path, results: Path) -> None:
+    inside = [_within({m: r[m][0] for m in METRICS}, r["band"]) for r in pairs]
+    core = {k: sum(r[k] * r["trials"] for r in pairs) for k in ("seconds_ref", "seconds_new")}
+    lines = [
+        "# PGD's default in the reproduction, paired with the tight reference",
+        "",
+        f"Generated by `python -m paceggm.bench.stopping_rule_pgd --reproduction-only` (`make bench-stopping`) from "
+        f"`{results}` (the reproduction's `solver` cells, PGD at the library default of the commit that ran them; "
+        f"today's: tol = {DEFAULTS['tol']:g}) and "
+        f"`{reference}` (the same cells at `preset=\"tight\"`); do not edit by hand. No fit is run: each PGD cell "
+        "is paired with the reference row of the same key and seed.",
+        "",
+        f"Within trial noise in {sum(inside)} of {len(pairs)} (data set, ρ, variant) groups. PGD's cells cost "
+        f"{core['seconds_new']:,.0f} core-seconds here against {core['seconds_ref']:,.0f} in the reference.",
+        "",
+        f"Ratios: this cell's error over the reference row's, geometric mean [min, max] over trials. `noise`: "
+        f"{NOISE_NOTE}",
+        "",
+        "| data set | ρ | solver | trials | s / trial (reference) | s / trial | Mahalanobis / tight "
+        "| Frobenius / tight | noise (Mahalanobis, Frobenius) | within noise |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for r, ok in zip(pairs, inside):
+        lines.append(f"| {r['dataset']} | {r['rho']:g} | {r['solver']} | {r['trials']} | {r['seconds_ref']:.2f} | "
+                     f"{r['seconds_new']:.2f} | {_ratio(r['mahalanobis'])} | {_ratio(r['frobenius'])} | "
+                     f"×{r['band']['mahalanobis']:.2f}, ×{r['band']['frobenius']:.2f} | "
+                     f"{'yes' if ok else '**no**'} |")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _own_arguments(ap) -> None:
+    ap.add_argument("--reproduction", type=Path, default=REPRODUCTION,
+                    help="a reproduction's solver results table, paired with --results cell by cell")
+    ap.add_argument("--reproduction-out", type=Path, default=OUT_REPRODUCTION)
+    ap.add_argument("--reproduction-only", action="store_true",
+                    help="write only the pairing of --reproduction with --results (no fit)")
 
 
 def main(argv=None) -> None:
@@ -157,9 +228,18 @@ def main(argv=None) -> None:
     args = bench_arguments(
         argv, description=__doc__.split("\n")[0], out=OUT,
         runs=["spambase:10:5:tight,3e-4,1e-3", "communities_crime:2:8:3e-4,1e-3", "communities_crime:10:5:3e-4,1e-3",
-              "life_expectancy:10:10:tight,1e-5,1e-4,3e-4"],
-        runs_help="data set:ρ:trials:candidates of whole runs, for pgd0 and pgd1")
+              "life_expectancy:10:10:tight,1e-5,2e-5,3e-5,1e-4,3e-4", "life_expectancy:2:10:1e-5,2e-5,3e-5,3e-4",
+              "ibm:10:10:1e-5,3e-5,3e-4"],
+        runs_help="data set:ρ:trials:candidates of whole runs, for pgd0 and pgd1", extra=_own_arguments)
     log = lambda s: print(s, flush=True)  # noqa: E731
+    if args.reproduction_only or (not args.quick and args.reproduction.is_file()):
+        if not args.reproduction.is_file():
+            raise SystemExit(f"no reproduction results at {args.reproduction}")
+        write_reproduction_table(paired_reproduction(args.results, args.reproduction), args.reproduction_out,
+                                 reference=args.results, results=args.reproduction)
+        log(f"wrote {args.reproduction_out}")
+    if args.reproduction_only:
+        return
     t0 = time.perf_counter()
     with threadpool_limits(limits=1):
         problems, n_rounds, source = bench_blocks(args, log)
@@ -168,7 +248,7 @@ def main(argv=None) -> None:
         if not args.quick:
             for spec in args.runs:
                 dataset, rho, trials, names = spec.split(":")
-                noise[(dataset, float(rho))] = trial_noise(args.results, dataset, float(rho))
+                noise[(dataset, float(rho))] = trial_noise(args.results, dataset, float(rho), int(trials))
                 for solver in SOLVERS:
                     runs[(dataset, float(rho), solver)] = measure_runs(
                         dataset, float(rho), int(trials), names.split(","), args.results, log,

@@ -10,18 +10,18 @@ Iterations use Nesterov/FISTA momentum by default (``accelerated=False`` gives
 the plain method): both converge to a minimiser, the accelerated one in far fewer
 eigendecompositions, which is what makes the solver comparison affordable.
 
-The iteration stops when a step moves ``W`` by less than ``tol = 3e-4`` of its
+The iteration stops when a step moves ``W`` by less than ``tol = 1e-5`` of its
 norm. The limit of the iteration is the minimiser PGD reports, and stopping
 earlier on the same path only truncates it. ``preset="tight"`` (``tol = 3e-6``,
 the setting of runs 1-3) stops within a few 1e-3 of the limit on the largest
 blocks, about as close as IPM-Cholesky gets to the exact completion; the default
-stops within about 0.2 of it at 7-8x fewer iterations, and 9-11x less time per
-trial on communities_crime at ρ = 2 and 10. There its errors against the data's
-covariance, paired by seed with the tight setting, change by less than the
-trial-to-trial spread of PGD's own errors; on life_expectancy at ρ = 10 they do
-not (the Mahalanobis error, which weighs directions of tiny variance, grows 3-4x
-in the geometric mean; ``tol = 1e-5`` keeps it): REPRODUCTION.md, *PGD's stopping
-rule*; ``make bench-stopping``.
+stops within about 1e-2 of it at 1.8x fewer iterations. Coarser stops are
+cheaper still but not safe: PACE-GGM chooses each round's entry from the
+current estimate, and a truncated estimate can change the choices. On
+life_expectancy at ρ = 10, PGD from 0 stopped at any coarser candidate measured
+(2e-5 to 3e-4) sent a trial down other selections, with 80-95x the Mahalanobis
+error of the tight setting, while 1e-5 kept all ten trials within 8 % of it
+(REPRODUCTION.md, *PGD's stopping rule*; ``make bench-stopping``).
 
 With the component decomposition on, entries across components are fixed at 0;
 with it off and unmeasured entries started at 1 they are free to stay non-zero,
@@ -51,13 +51,13 @@ def _project_psd(W: np.ndarray) -> np.ndarray:
     return 0.5 * (out + out.T)
 
 
-#: Named stopping settings (``preset=``). ``"tight"`` is the setting of the
-#: committed ``solver`` results (a step below 3e-6 of ``‖W‖_F``, at most 20,000
-#: iterations); the default stops earlier on the same path.
+#: Named stopping settings (``preset=``). ``"tight"`` is the setting of runs 1-3's
+#: ``solver`` results (a step below 3e-6 of ``‖W‖_F``, at most 20,000 iterations);
+#: the default stops earlier on the same path.
 PRESETS = {
     "tight": dict(tol=3e-6, maxiter=20000),
 }
-DEFAULTS = dict(tol=3e-4, maxiter=20000)
+DEFAULTS = dict(tol=1e-5, maxiter=20000)
 
 
 def solve_pgd(
