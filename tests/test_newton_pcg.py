@@ -85,6 +85,46 @@ def test_cg_direction_equals_the_factored_direction():
     assert dec == pytest.approx(ref_dec, rel=1e-9)
 
 
+@pytest.mark.parametrize("use, refactors", [((3, 30, 25), True), ((3, 60, 10), False), ((0, 0, 0), False)])
+def test_a_stale_factor_is_replaced_at_the_first_newton_system(use, refactors):
+    """When the last solve's CG steps exceed the factor's average cost per solve so far (its
+    factorisation counted as |S|/24 steps), the first Newton system factors; the direction is
+    the reference's either way."""
+    import dataclasses
+
+    rng = np.random.default_rng(1)
+    d = 40
+    sigma, pattern = _tree_problem(d, 20, rng)
+    first = solve_newton_pcg(_problem(sigma, pattern))
+    pattern2 = pattern.copy()
+    pattern2[d - 1, 0] = pattern2[0, d - 1] = True
+    pat = _Pattern(_problem(sigma, pattern2))
+    x = pat.entries(np.where(pattern2, first.state.precision, 0.0))
+    W = np.linalg.inv(pat.matrix(x))
+    state = dataclasses.replace(first.state, factor_use=use)
+    direction = _PCGDirection(pat, [(np.arange(d), state)])
+    direction.rtol = 1e-12
+    step, _ = direction(pat, x, W, 0.0)
+    assert direction.n_factor == int(refactors) and (direction.n_cg == 0) == refactors
+    ref_step, _ = _newton_direction(pat, x, W, 0.0)
+    assert np.abs(step - ref_step).max() <= 1e-9 * np.abs(ref_step).max()
+    _, use_after = direction.state_hessian()
+    assert use_after == ((1, 0, 0) if refactors else (use[0] + 1, use[1] + direction.n_cg, direction.n_cg))
+
+
+@pytest.mark.parametrize("mu", [0.0, 1e-3])
+def test_hessian_vector_product_is_the_assembled_hessian_times_the_vector(mu):
+    rng = np.random.default_rng(6)
+    d = 30
+    sigma, pattern = _tree_problem(d, 25, rng)
+    pat = _Pattern(_problem(sigma, pattern))
+    W = sigma
+    H = pat.mm * (W[pat.ix_rr] * W[pat.ix_cc] + W[pat.ix_rc] * W[pat.ix_cr]) + np.diag(mu * pat.q)
+    v = rng.normal(size=pat.r.size)
+    got = _PCGDirection(pat, None)._hessian_times(v, W, W[pat.r], mu)
+    assert np.abs(got - H @ v).max() <= 1e-13 * np.abs(H @ v).max()
+
+
 @pytest.mark.parametrize("shape", ["lowrank", "block"])
 def test_whole_fits_agree_with_the_reference(shape):
     """Synthetic fits: the same selections, estimates within 1e-8 of the reference solved from
@@ -146,3 +186,52 @@ def test_small_blocks_factor_the_hessian(monkeypatch):
     sol = solve_newton_pcg(_problem(sigma, pattern))
     assert sol.state.hessian is None
     assert np.array_equal(sol.W, solve_newton(_problem(sigma, pattern)).W)
+
+
+def _warm_round(d: int, extra: int, seed: int):
+    """A solved pattern and the same pattern with one more entry: a PACE-GGM round's block."""
+    rng = np.random.default_rng(seed)
+    sigma, pattern = _tree_problem(d, extra, rng)
+    first = solve_newton_pcg(_problem(sigma, pattern))
+    j, k = np.argwhere(~pattern)[0]
+    pattern2 = pattern.copy()
+    pattern2[j, k] = pattern2[k, j] = True
+    return _problem(sigma, pattern2), [(np.arange(d), first.state)]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_warm_exact_stage_ends_one_newton_system_early(monkeypatch, seed):
+    """Where the full stage passes a decrement in (1e-9, 1e-5], the step from it is the answer:
+    one Newton system fewer, the same answer to 1e-10."""
+    p, init = _warm_round(40, 30, seed)
+    early = solve_newton_pcg(p, init=init)
+    decrements = []
+    call = _PCGDirection.__call__
+
+    def logged(self, *args):
+        step, dec = call(self, *args)
+        decrements.append(dec)
+        return step, dec
+
+    monkeypatch.setattr(_PCGDirection, "__call__", logged)
+    monkeypatch.setattr(newton_pcg, "_KKT_STOP", None)
+    full = solve_newton_pcg(p, init=init)
+    ref = solve_newton(p)
+    assert early.mu == full.mu == ref.mu == 0.0
+    saves = any(1e-9 < dec <= 1e-5 for dec in decrements[1:])
+    assert early.n_iter == full.n_iter - saves
+    for sol in (early, full):
+        assert np.abs(sol.W - ref.W).max() <= 1e-10 * np.abs(ref.W).max()
+    on = (p.rows, p.cols)
+    assert np.abs(early.W[on] - p.targets).max() <= 1e-10 * np.abs(early.W[on]).max()
+
+
+def test_warm_exact_stage_goes_on_when_the_early_step_fails_its_kkt_check(monkeypatch):
+    """A KKT threshold no step meets: the stage continues from the step and still converges."""
+    p, init = _warm_round(40, 30, 0)
+    monkeypatch.setattr(newton_pcg, "_KKT_STOP", 0.0)
+    strict = solve_newton_pcg(p, init=init)
+    monkeypatch.setattr(newton_pcg, "_KKT_STOP", None)
+    full = solve_newton_pcg(p, init=init)
+    assert strict.mu == 0.0 and strict.n_iter >= full.n_iter
+    assert np.abs(strict.W - full.W).max() <= 1e-12 * np.abs(full.W).max()

@@ -77,6 +77,10 @@ _WARM_DAMPED = 6
 _FULL_STEP = 0.25
 # Once below this, a decrement that no longer decreases is rounding noise.
 _FLOOR = 1e-6
+# Decrement below which a full step from the quadratic region is within 1e-10 of the
+# optimum ((δ/(1 − δ))² for a self-concordant function), so that an exact stage
+# with ``kkt_stop`` may end on that step.
+_EARLY = 1e-5
 # Factors on μ_0 at which the cold path restarts when its first stage fails.
 _BACKOFF = (1.0, 1e3, 1e6)
 
@@ -184,7 +188,7 @@ def _newton_direction(pat: _Pattern, x: np.ndarray, W: np.ndarray, mu: float):
 
 
 def _stage(pat: _Pattern, x: np.ndarray, L: np.ndarray, mu: float, *, tol: float, max_newton: int,
-           exact_stage: bool = False, damped: int = 0, direction=_newton_direction):
+           exact_stage: bool = False, damped: int = 0, direction=_newton_direction, kkt_stop: float | None = None):
     """Minimise ``F_μ`` from ``x`` (with ``L`` the Cholesky factor of ``P(x)``).
 
     Returns ``(x, L, W, converged, n_iter)``. With ``exact_stage`` (μ = 0), the
@@ -192,6 +196,13 @@ def _stage(pat: _Pattern, x: np.ndarray, L: np.ndarray, mu: float, *, tol: float
     quadratically: then the limit does not exist (or not in floating point).
     ``damped`` iterations outside the quadratic region are allowed first (a warm
     start that has not reached it yet).
+
+    ``kkt_stop`` (exact stage only) ends the stage one Newton system early: once
+    the decrement ``δ`` is below ``_EARLY`` and shrinking quadratically, the full
+    step lands within ``(δ/(1 − δ))² ≤ 1e-10`` of the optimum (self-concordance),
+    which is accepted when its KKT residual ``max |y − W|`` on the pattern is at
+    most ``kkt_stop`` relative to ``max |W|`` there — otherwise the stage goes on
+    from the step as usual.
     """
     W = _inverse(L)
     f = _value(pat, x, L, mu)
@@ -209,6 +220,18 @@ def _stage(pat: _Pattern, x: np.ndarray, L: np.ndarray, mu: float, *, tol: float
             return x, L, W, True, it
         if exact_stage and ((dec >= _FULL_STEP and it > damped) or (prev < _FULL_STEP and dec > 0.5 * prev)):
             return x, L, W, False, it
+        if exact_stage and kkt_stop is not None and dec <= _EARLY and prev < _FULL_STEP:
+            x_new = x + step
+            L_new = _factor(pat.matrix(x_new))
+            if L_new is not None:
+                x, L = x_new, L_new
+                W = _inverse(L)
+                W_s = W[pat.r, pat.c]
+                if np.max(np.abs(pat.y - W_s)) <= kkt_stop * np.max(np.abs(W_s)):
+                    return x, L, W, True, it
+                prev = dec
+                f = _value(pat, x, L, mu)
+                continue
         prev = dec
         if dec < _FULL_STEP:
             t = 1.0
@@ -303,7 +326,8 @@ def solve_newton(
 
 
 def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol: float, max_newton: int,
-           exact_limit: bool, warm_direction=_newton_direction, refine_start=None, skip_to_limit: bool = False):
+           exact_limit: bool, warm_direction=_newton_direction, refine_start=None, skip_to_limit: bool = False,
+           kkt_stop: float | None = None):
     """The stages of :func:`solve_newton`: ``(pattern, x, W, mu, n_iter)``.
 
     ``warm_direction`` computes the Newton steps of the stages that start from a
@@ -313,6 +337,8 @@ def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol
     ``skip_to_limit``, a warm start from exact earlier answers tries the μ = 0
     limit before the μ_min stage (:func:`solve_newton` keeps the published path,
     so that its answers stay bit for bit those of the committed results).
+    ``kkt_stop`` lets the exact stages that follow a warm start end one Newton
+    system early (see :func:`_stage`); the cold path never does.
     """
     mus = mu_schedule(mu0, mu_min, mu_factor)
     pat = _Pattern(p)
@@ -331,7 +357,8 @@ def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol
             # accepts only quadratic convergence to ``tol``, so a miss costs one
             # Newton direction and the usual path follows.
             x0, L0, W0, ok, k = _stage(pat, x, L, 0.0, tol=tol, max_newton=min(max_newton, _WARM_ITER),
-                                       exact_stage=True, damped=_WARM_DAMPED, direction=warm_direction)
+                                       exact_stage=True, damped=_WARM_DAMPED, direction=warm_direction,
+                                       kkt_stop=kkt_stop)
             n_iter += k
             if ok:
                 return pat, x0, W0, 0.0, n_iter
@@ -341,7 +368,7 @@ def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol
             n_iter += k
             if ok:
                 best = (x, L, W, mus[-1])
-    final_direction = warm_direction if best is not None else _newton_direction
+    final_direction, final_stop = (warm_direction, kkt_stop) if best is not None else (_newton_direction, None)
 
     # Cold continuation. When the off-diagonal measurements dwarf the diagonal
     # ones (a far from completable y), the diagonal start is badly centred for
@@ -372,7 +399,7 @@ def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol
     x, L, W, mu = best
     if exact_limit:
         x0, L0, W0, ok, k = _stage(pat, x, L, 0.0, tol=tol, max_newton=max_newton, exact_stage=True,
-                                   direction=final_direction)
+                                   direction=final_direction, kkt_stop=final_stop)
         n_iter += k
         if ok:
             x, L, W, mu = x0, L0, W0, 0.0

@@ -17,15 +17,20 @@ conjugate gradients preconditioned with it:
   direction is then exactly the one :mod:`.newton` computes — and that factor is
   the preconditioner from then on;
 * a warm start inherits the factors of the blocks it starts from (variables new
-  to the block get the Hessian's diagonal).
+  to the block get the Hessian's diagonal), and how much CG they have cost: a
+  factor goes stale as the rounds move ``W``, so when the last solve's CG steps
+  exceed the factor's average cost per solve so far (its factorisation
+  included) the first Newton system of the next solve factors instead.
 
 The Newton systems are solved inexactly far from the answer and to a relative
 residual of ``1e-12`` (in the preconditioner's norm) near it — the forcing term
 is the square of the last Newton decrement — so Newton keeps its quadratic
 convergence and the stages, stopping rules and answers are those of
-:func:`.newton.solve_newton` to the solver's tolerance (tested against it). The
-cold continuation of a new block factors the Hessian at every step as
-:mod:`.newton` does.
+:func:`.newton.solve_newton` to the solver's tolerance (tested against it) —
+except that an exact stage after a warm start ends on the full step from a
+decrement below ``1e-5`` when that step's KKT residual is within ``1e-10``
+(relative), instead of solving one more Newton system. The cold continuation of
+a new block factors the Hessian at every step as :mod:`.newton` does.
 """
 
 from __future__ import annotations
@@ -60,6 +65,13 @@ _CG_RTOL_MAX, _CG_RTOL_MIN = 1e-3, 1e-12
 _CG_MIN_ENTRIES = 500
 # A warm start gains from refining at most this many new entries (a round adds one).
 _MAX_REFINED = 4
+# KKT residual (relative) at which a warm exact stage may end on the step from a
+# decrement below 1e-5 instead of solving one more Newton system to 1e-12 (the
+# costliest of a round: measured 15-30% of a low-rank round's CG steps).
+_KKT_STOP = 1e-10
+# A Hessian factorisation (assembly included) costs about as much as |S| / this
+# many CG steps (measured at |S| = 550-1,450, d = 400: 10-70 ms against 0.4-1.3 ms).
+_FACTOR_IN_STEPS = 24
 # CG steps allowed before the Hessian is factored instead: a step costs about
 # 2|S|² + 4d|S| flops against about |S|³/3 for assembling and factoring.
 _CG_MIN_STEPS = 10
@@ -71,10 +83,13 @@ class PCGNewtonState(NewtonState):
 
     ``hessian`` is ``(cf, h, rows, cols)``: the Cholesky factor of the
     Jacobi-scaled Hessian, its scaling and the pattern entries (local indices)
-    in the factor's order.
+    in the factor's order. ``factor_use`` is ``(solves, steps, last)``: the
+    solves that have preconditioned with that factor, their CG steps in all, and
+    the last one's.
     """
 
     hessian: tuple | None = None
+    factor_use: tuple[int, int, int] = (0, 0, 0)
 
 
 class _Preconditioner:
@@ -105,7 +120,16 @@ class _PCGDirection:
         self.factor = None  # (cf, h) of the whole block, once factored here
         self.n_factor = self.n_cg = 0
         self.rtol = _CG_RTOL_MAX
+        self.use = (0, 0, 0)  # factor_use of the largest inherited factor
         self._inherit(init)
+        # A factor goes stale as rounds move W away from where it was made, and CG
+        # then needs more steps. Refactoring at once when the last solve's steps
+        # exceed the average cost per solve of the factor so far (its
+        # factorisation included) keeps that average near its minimum, the
+        # replacement rule for a cost that grows with age.
+        solves, steps, last = self.use
+        self._refactor = solves > 0 and last * solves > self.S / _FACTOR_IN_STEPS + steps
+        self._steps_before = 0  # CG steps of this solve before its own factorisation
         # ΔP as CSR with a fixed structure: the lower entries and their mirrors.
         off = pat.r != pat.c
         rows = np.concatenate([pat.r, pat.c[off]])
@@ -129,27 +153,33 @@ class _PCGDirection:
             ix = np.asarray(ix)
             pos = np.searchsorted(keys, ix[rows] * d + ix[cols])
             if pos.size and np.array_equal(keys[np.minimum(pos, keys.size - 1)], ix[rows] * d + ix[cols]):
+                if pos.size > max((piece[0].size for piece in self.pre.pieces), default=0):
+                    self.use = state.factor_use
                 self.pre.add(pos, cf, h)
 
     def _hessian_times(self, v: np.ndarray, W: np.ndarray, Wr: np.ndarray, mu: float) -> np.ndarray:
         pat = self.pat
         self._dP.data = v[self._src]
-        U = self._dP @ W  # ΔP W
-        return pat.m * np.einsum("ij,ji->i", Wr, U[:, pat.c]) + mu * pat.q * v
+        # (W ΔP W)_rc = W[r] · (W ΔP)[c]; gathering rows of W ΔP = (ΔP W)ᵀ, made
+        # contiguous, reads far less memory than gathering columns of ΔP W.
+        WdP = np.ascontiguousarray((self._dP @ W).T)
+        return pat.m * np.einsum("ij,ij->i", Wr, WdP[pat.c]) + mu * pat.q * v
 
     def __call__(self, pat: _Pattern, x: np.ndarray, W: np.ndarray, mu: float):
         g = _gradient(pat, x, W, mu)
         diag = pat.mm.diagonal() * (W[pat.r, pat.r] * W[pat.c, pat.c] + W[pat.r, pat.c] ** 2) + mu * pat.q
         if not (np.all(np.isfinite(diag)) and np.all(diag > 0) and np.all(np.isfinite(g))):
             return None, np.nan
-        if self.pre.pieces:
+        if self.pre.pieces and not self._refactor:
             step = self._cg(-g, W, mu, diag)
             if step is not None:
                 return self._next_tolerance(*_decrement(g, step))
+        self._refactor = False
         factor = _hessian_factor(pat, W, mu)
         if factor is None:
             return None, np.nan
         self.n_factor += 1
+        self._steps_before = self.n_cg
         cf, h = factor
         self.factor = factor
         self.pre = _Preconditioner(self.S)
@@ -189,14 +219,16 @@ class _PCGDirection:
         return None
 
     def state_hessian(self):
-        """What the next round preconditions with: the factor made here, else the largest inherited one."""
+        """What the next round preconditions with, and its use: the factor made here, else the largest inherited one."""
         if self.factor is not None:
             cf, h = self.factor
-            return (cf, h, self.pat.r, self.pat.c)
+            steps = self.n_cg - self._steps_before
+            return (cf, h, self.pat.r, self.pat.c), (1, steps, steps)
         if not self.pre.pieces:
-            return None
+            return None, (0, 0, 0)
         pos, cf, h = max(self.pre.pieces, key=lambda piece: piece[0].size)
-        return (cf, h, self.pat.r[pos], self.pat.c[pos])
+        solves, steps, _ = self.use
+        return (cf, h, self.pat.r[pos], self.pat.c[pos]), (solves + 1, steps + self.n_cg, self.n_cg)
 
 
 def _coordinate_start(pat: _Pattern, P0: np.ndarray, mu: float) -> np.ndarray:
@@ -287,7 +319,7 @@ def solve_newton_pcg(
         # Small enough that factoring the Hessian is cheaper than CG.
         pat, x, W, mu, n_iter = _solve(p, init, mu0=mu0, mu_min=mu_min, mu_factor=mu_factor, tol=tol,
                                        max_newton=max_newton, exact_limit=exact_limit,
-                                       refine_start=_coordinate_start, skip_to_limit=True)
+                                       refine_start=_coordinate_start, skip_to_limit=True, kkt_stop=_KKT_STOP)
         return BlockSolution(W=W, state=PCGNewtonState(pat.matrix(x), p.scale, mu), mu=mu, n_iter=n_iter,
                              converged=mu <= mu_min)
     holder = {}
@@ -299,15 +331,15 @@ def solve_newton_pcg(
 
     pat, x, W, mu, n_iter = _solve(p, init, mu0=mu0, mu_min=mu_min, mu_factor=mu_factor, tol=tol,
                                    max_newton=max_newton, exact_limit=exact_limit, warm_direction=direction,
-                                   refine_start=_coordinate_start, skip_to_limit=True)
-    hessian = None
+                                   refine_start=_coordinate_start, skip_to_limit=True, kkt_stop=_KKT_STOP)
+    hessian, use = None, (0, 0, 0)
     if "dir" in holder:
-        hessian = holder["dir"].state_hessian()
+        hessian, use = holder["dir"].state_hessian()
     if hessian is None:
         # Solved without warm stages (a cold start): factor once at the answer for
         # the next round.
         factor = _hessian_factor(pat, W, mu)
         if factor is not None:
             hessian = (factor[0], factor[1], pat.r, pat.c)
-    return BlockSolution(W=W, state=PCGNewtonState(pat.matrix(x), p.scale, mu, hessian), mu=mu, n_iter=n_iter,
-                         converged=mu <= mu_min)
+    return BlockSolution(W=W, state=PCGNewtonState(pat.matrix(x), p.scale, mu, hessian, use), mu=mu,
+                         n_iter=n_iter, converged=mu <= mu_min)
