@@ -63,19 +63,24 @@ def test_known_answer_on_a_chordal_pattern_with_warm_starts():
     assert np.abs(second.W - exact).max() <= 1e-9 * np.abs(exact).max()
 
 
-def test_cg_direction_equals_the_factored_direction():
-    """From an earlier round's Hessian factor, CG gives the Newton step of the
-    reference to its tolerance, without factoring."""
+def _a_round_after():
+    """A tree solved, then one more entry measured: the first iterate of the next round, at the
+    last round's precision (``d``, the last solution, the new pattern, its entries and ``W``)."""
     rng = np.random.default_rng(1)
     d = 40
     sigma, pattern = _tree_problem(d, 20, rng)
     first = solve_newton_pcg(_problem(sigma, pattern))
     pattern2 = pattern.copy()
     pattern2[d - 1, 0] = pattern2[0, d - 1] = True
-    p = _problem(sigma, pattern2)
-    pat = _Pattern(p)
+    pat = _Pattern(_problem(sigma, pattern2))
     x = pat.entries(np.where(pattern2, first.state.precision, 0.0))
-    W = np.linalg.inv(pat.matrix(x))
+    return d, first, pat, x, np.linalg.inv(pat.matrix(x))
+
+
+def test_cg_direction_equals_the_factored_direction():
+    """From an earlier round's Hessian factor, CG gives the Newton step of the
+    reference to its tolerance, without factoring."""
+    d, first, pat, x, W = _a_round_after()
     direction = _PCGDirection(pat, [(np.arange(d), first.state)])
     direction.rtol = 1e-12
     step, dec = direction(pat, x, W, 0.0)
@@ -92,15 +97,7 @@ def test_a_stale_factor_is_replaced_at_the_first_newton_system(use, refactors):
     the reference's either way."""
     import dataclasses
 
-    rng = np.random.default_rng(1)
-    d = 40
-    sigma, pattern = _tree_problem(d, 20, rng)
-    first = solve_newton_pcg(_problem(sigma, pattern))
-    pattern2 = pattern.copy()
-    pattern2[d - 1, 0] = pattern2[0, d - 1] = True
-    pat = _Pattern(_problem(sigma, pattern2))
-    x = pat.entries(np.where(pattern2, first.state.precision, 0.0))
-    W = np.linalg.inv(pat.matrix(x))
+    d, first, pat, x, W = _a_round_after()
     state = dataclasses.replace(first.state, factor_use=use)
     direction = _PCGDirection(pat, [(np.arange(d), state)])
     direction.rtol = 1e-12

@@ -183,6 +183,11 @@ def measure_runs(dataset: str, rho: float, trials: int, names: list[str], result
     return out
 
 
+def noise_cells(band: dict[str, float], inside: bool) -> str:
+    """The two table cells ``noise (Mahalanobis, Frobenius) | within noise``."""
+    return f"×{band['mahalanobis']:.2f}, ×{band['frobenius']:.2f} | {'yes' if inside else '**no**'}"
+
+
 def _ratio(r: tuple[float, float, float]) -> str:
     return f"{r[0]:.3f} [{r[1]:.2f}, {r[2]:.2f}]"
 
@@ -250,9 +255,7 @@ def write_table(blocks: dict, runs: dict, path: Path, *, source: str, rho: float
                 inside = all(1 / band[m] <= v[m][0] <= band[m] for m in ("mahalanobis", "frobenius"))
                 dist = "–" if v["distance"] is None else "{:.1e} [{:.1e}, {:.1e}]".format(*v["distance"])
                 lines.append(f"| {dataset} | {r:g} | {k} | {v['trials']} | {v['seconds']:.1f} | {dist} | "
-                             f"{_ratio(v['mahalanobis'])} | {_ratio(v['frobenius'])} | "
-                             f"×{band['mahalanobis']:.2f}, ×{band['frobenius']:.2f} | "
-                             f"{'yes' if inside else '**no**'} |")
+                             f"{_ratio(v['mahalanobis'])} | {_ratio(v['frobenius'])} | {noise_cells(band, inside)} |")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
 

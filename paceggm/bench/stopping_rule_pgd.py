@@ -49,6 +49,7 @@ from paceggm.bench.stopping_rule import (  # noqa: E402
     log_noise,
     measure_runs,
     noise_band,
+    noise_cells,
     table_head,
 )
 from paceggm.reconstruction.pgd import DEFAULTS, solve_pgd  # noqa: E402
@@ -142,8 +143,7 @@ def write_table(blocks: dict, runs: dict, noise: dict, path: Path, *, source: st
                 inside = _within({m: v[f"vs_tight_{m}"][0] for m in METRICS}, band)
                 lines.append(f"| {dataset} | {r:g} | {solver} | {k} | {v['trials']} | {v['seconds']:.1f} | "
                              f"{_ratio(v['vs_tight_mahalanobis'])} | {_ratio(v['vs_tight_frobenius'])} | "
-                             f"×{band['mahalanobis']:.2f}, ×{band['frobenius']:.2f} | "
-                             f"{'yes' if inside else '**no**'} | "
+                             f"{noise_cells(band, inside)} | "
                              f"{_ratio(v['mahalanobis'])} | {_ratio(v['frobenius'])} | "
                              f"{_ratio(v['tight_mahalanobis'])} |")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -208,8 +208,7 @@ def write_reproduction_table(pairs: list[dict], path: Path, *, reference: Path, 
     for r, ok in zip(pairs, inside):
         lines.append(f"| {r['dataset']} | {r['rho']:g} | {r['solver']} | {r['trials']} | {r['seconds_ref']:.2f} | "
                      f"{r['seconds_new']:.2f} | {_ratio(r['mahalanobis'])} | {_ratio(r['frobenius'])} | "
-                     f"×{r['band']['mahalanobis']:.2f}, ×{r['band']['frobenius']:.2f} | "
-                     f"{'yes' if ok else '**no**'} |")
+                     f"{noise_cells(r['band'], ok)} |")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
 
