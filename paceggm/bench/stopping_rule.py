@@ -183,6 +183,11 @@ def measure_runs(dataset: str, rho: float, trials: int, names: list[str], result
     return out
 
 
+def within_noise(ratios: dict[str, float], band: dict[str, float]) -> bool:
+    """Every error's geometric-mean ratio inside ``[1/noise, noise]`` of its band."""
+    return all(1.0 / band[m] <= ratios[m] <= band[m] for m in ratios)
+
+
 def noise_cells(band: dict[str, float], inside: bool) -> str:
     """The two table cells ``noise (Mahalanobis, Frobenius) | within noise``."""
     return f"×{band['mahalanobis']:.2f}, ×{band['frobenius']:.2f} | {'yes' if inside else '**no**'}"
@@ -252,7 +257,7 @@ def write_table(blocks: dict, runs: dict, path: Path, *, source: str, rho: float
                                                mahalanobis=first["tight_mahalanobis"],
                                                frobenius=first["tight_frobenius"]), **by_name}
             for k, v in shown.items():
-                inside = all(1 / band[m] <= v[m][0] <= band[m] for m in ("mahalanobis", "frobenius"))
+                inside = within_noise({m: v[m][0] for m in ("mahalanobis", "frobenius")}, band)
                 dist = "–" if v["distance"] is None else "{:.1e} [{:.1e}, {:.1e}]".format(*v["distance"])
                 lines.append(f"| {dataset} | {r:g} | {k} | {v['trials']} | {v['seconds']:.1f} | {dist} | "
                              f"{_ratio(v['mahalanobis'])} | {_ratio(v['frobenius'])} | {noise_cells(band, inside)} |")

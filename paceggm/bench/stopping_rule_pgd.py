@@ -51,6 +51,7 @@ from paceggm.bench.stopping_rule import (  # noqa: E402
     noise_band,
     noise_cells,
     table_head,
+    within_noise,
 )
 from paceggm.reconstruction.pgd import DEFAULTS, solve_pgd  # noqa: E402
 from paceggm.reconstruction.problem import Problem  # noqa: E402
@@ -100,10 +101,6 @@ def trial_noise(results: Path, dataset: str, rho: float, trials: int) -> dict[st
     return {solver: noise_band(results, dataset, rho, trials, solver=solver) for solver in SOLVERS}
 
 
-def _within(ratios: dict, band: dict) -> bool:
-    return all(1.0 / band[m] <= ratios[m] <= band[m] for m in METRICS)
-
-
 def write_table(blocks: dict, runs: dict, noise: dict, path: Path, *, source: str, rho: float, n_rounds: int,
                 n_blocks: int, elapsed: float) -> None:
     lines = table_head("PGD's stopping rule: time, distance to its limit, published errors",
@@ -140,7 +137,7 @@ def write_table(blocks: dict, runs: dict, noise: dict, path: Path, *, source: st
         for (dataset, r, solver), by_name in runs.items():
             band = noise[(dataset, r)][solver]
             for k, v in by_name.items():
-                inside = _within({m: v[f"vs_tight_{m}"][0] for m in METRICS}, band)
+                inside = within_noise({m: v[f"vs_tight_{m}"][0] for m in METRICS}, band)
                 lines.append(f"| {dataset} | {r:g} | {solver} | {k} | {v['trials']} | {v['seconds']:.1f} | "
                              f"{_ratio(v['vs_tight_mahalanobis'])} | {_ratio(v['vs_tight_frobenius'])} | "
                              f"{noise_cells(band, inside)} | "
@@ -184,7 +181,7 @@ def paired_reproduction(reference: Path, results: Path) -> list[dict]:
 
 
 def write_reproduction_table(pairs: list[dict], path: Path, *, reference: Path, results: Path) -> None:
-    inside = [_within({m: r[m][0] for m in METRICS}, r["band"]) for r in pairs]
+    inside = [within_noise({m: r[m][0] for m in METRICS}, r["band"]) for r in pairs]
     core = {k: sum(r[k] * r["trials"] for r in pairs) for k in ("seconds_ref", "seconds_new")}
     lines = [
         "# PGD's default in the reproduction, paired with the tight reference",
