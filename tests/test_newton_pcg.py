@@ -7,7 +7,7 @@ import pytest
 
 from paceggm import SOLVERS, pace_ggm
 from paceggm.bench import scale_benchmark as sc
-from paceggm.reconstruction import newton_pcg
+from paceggm.reconstruction import newton, newton_pcg
 from paceggm.reconstruction.chordal import chordal_maxdet_completion
 from paceggm.reconstruction.newton import _newton_direction, _Pattern, solve_newton
 from paceggm.reconstruction.newton_pcg import PCGNewtonState, _best_entry, _PCGDirection, solve_newton_pcg
@@ -155,12 +155,27 @@ def _assert_kkt(res, tol, *, exact_blocks: bool = True):
         assert got["kkt"] is None or got["kkt"] <= tol
 
 
-def test_solve_newton_is_unchanged_by_the_refactoring():
+def test_a_cold_solve_takes_the_reference_path():
+    """Without a warm start, newton_pcg runs newton's continuation (its Hessians assembled
+    differently, so equal to rounding)."""
     rng = np.random.default_rng(2)
     sigma, pattern = _tree_problem(20, 10, rng)
     p = _problem(sigma, pattern)
     a, b = solve_newton(p), solve_newton_pcg(p)
-    assert a.mu == b.mu and np.array_equal(a.W, b.W)
+    assert a.mu == b.mu == 0.0 and a.n_iter == b.n_iter
+    assert np.abs(a.W - b.W).max() <= 1e-13 * np.abs(a.W).max()
+
+
+@pytest.mark.parametrize("mu", [0.0, 1e-8, 1e-2])
+def test_fast_hessian_assembly_equals_the_reference_one(mu):
+    rng = np.random.default_rng(7)
+    sigma, pattern = _tree_problem(25, 30, rng)
+    pat = _Pattern(_problem(sigma, pattern))
+    W = sigma + 0.1 * np.eye(25)
+    (cf_ref, _), h_ref = newton._hessian_factor(pat, W, mu)
+    (cf, lower), h = newton_pcg._hessian_factor(pat, W, mu)
+    assert lower and np.allclose(h, h_ref, rtol=1e-14, atol=0)
+    assert np.abs(np.tril(cf) - np.tril(cf_ref)).max() <= 1e-12
 
 
 @pytest.mark.parametrize("a, c, y, muq", [(0.3, 0.8, 0.5, 0.0), (0.3, 0.8, -2.0, 0.0), (0.0, 1.0, 0.9, 1e-3),
@@ -182,7 +197,8 @@ def test_small_blocks_factor_the_hessian(monkeypatch):
     sigma, pattern = _tree_problem(20, 10, rng)
     sol = solve_newton_pcg(_problem(sigma, pattern))
     assert sol.state.hessian is None
-    assert np.array_equal(sol.W, solve_newton(_problem(sigma, pattern)).W)
+    ref = solve_newton(_problem(sigma, pattern)).W
+    assert np.abs(sol.W - ref).max() <= 1e-13 * np.abs(ref).max()
 
 
 def _warm_round(d: int, extra: int, seed: int):
