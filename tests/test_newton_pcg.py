@@ -155,15 +155,12 @@ def _assert_kkt(res, tol, *, exact_blocks: bool = True):
         assert got["kkt"] is None or got["kkt"] <= tol
 
 
-def test_a_cold_solve_takes_the_reference_path():
-    """Without a warm start, newton_pcg runs newton's continuation (its Hessians assembled
-    differently, so equal to rounding)."""
+def test_solve_newton_is_unchanged_by_the_refactoring():
     rng = np.random.default_rng(2)
     sigma, pattern = _tree_problem(20, 10, rng)
     p = _problem(sigma, pattern)
     a, b = solve_newton(p), solve_newton_pcg(p)
-    assert a.mu == b.mu == 0.0 and a.n_iter == b.n_iter
-    assert np.abs(a.W - b.W).max() <= 1e-13 * np.abs(a.W).max()
+    assert a.mu == b.mu and np.array_equal(a.W, b.W)
 
 
 @pytest.mark.parametrize("mu", [0.0, 1e-8, 1e-2])
@@ -197,8 +194,7 @@ def test_small_blocks_factor_the_hessian(monkeypatch):
     sigma, pattern = _tree_problem(20, 10, rng)
     sol = solve_newton_pcg(_problem(sigma, pattern))
     assert sol.state.hessian is None
-    ref = solve_newton(_problem(sigma, pattern)).W
-    assert np.abs(sol.W - ref).max() <= 1e-13 * np.abs(ref).max()
+    assert np.array_equal(sol.W, solve_newton(_problem(sigma, pattern)).W)
 
 
 def _warm_round(d: int, extra: int, seed: int):
@@ -248,3 +244,60 @@ def test_warm_exact_stage_goes_on_when_the_early_step_fails_its_kkt_check(monkey
     full = solve_newton_pcg(p, init=init)
     assert strict.mu == 0.0 and strict.n_iter >= full.n_iter
     assert np.abs(strict.W - full.W).max() <= 1e-12 * np.abs(full.W).max()
+
+
+def test_decrement_bound_is_tight_with_the_exact_hessian_and_a_lower_bound_otherwise():
+    rng = np.random.default_rng(11)
+    sigma, pattern = _tree_problem(15, 12, rng)
+    pat = _Pattern(_problem(sigma, pattern))
+    x = pat.entries(np.linalg.inv(sigma + 0.3 * np.eye(15)))
+    W = np.linalg.inv(pat.matrix(x))
+    for mu in (0.0, 1e-3):
+        _, dec = _newton_direction(pat, x, W, mu)
+        stale = _PCGDirection(pat, None)  # diagonal preconditioner
+        assert stale.decrement_bound(pat, x, W, mu) <= dec * (1 + 1e-12)
+        exact = _PCGDirection(pat, None)
+        exact(pat, x, W, mu)  # no preconditioner yet: factors the Hessian at (x, W)
+        assert exact.decrement_bound(pat, x, W, mu) == pytest.approx(dec, rel=1e-10)
+
+
+def _not_completable(d: int, seed: int):
+    """A full pattern whose measurements are not positive semi-definite (no completion exists)."""
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(d, 2 * d))
+    y = A @ A.T / (2 * d)
+    s = np.sqrt(np.diag(y))
+    y = y / np.outer(s, s)
+    y[1, 0] = y[0, 1] = -0.9
+    y[2, 0] = y[0, 2] = y[2, 1] = y[1, 2] = 0.9
+    assert np.linalg.eigvalsh(y)[0] < 0
+    return y
+
+
+def test_a_non_completable_block_skips_the_exact_stage_and_keeps_the_reference_answer(monkeypatch):
+    """The stall case: a warm round whose measurements are not completable ends at mu_min, where
+    the reference ends, without solving a Newton system for the unreachable exact limit."""
+    d = 8
+    y = _not_completable(d, 3)
+    full = np.ones((d, d), dtype=bool)
+    before = full.copy()
+    before[d - 1, 0] = before[0, d - 1] = False
+    p_before = make_problem(np.where(before, y, 0.0), before.astype(float), scale=1.0, lam_unit=1.0)
+    p = make_problem(y, full.astype(float), scale=1.0, lam_unit=1.0)
+    warm = solve_newton_pcg(p_before, init=None)
+    assert warm.mu == 1e-8  # already not completable: left at mu_min
+
+    exact_directions = []
+    call = _PCGDirection.__call__
+
+    def counting(self, pat, x, W, mu):
+        if mu == 0.0:
+            exact_directions.append(mu)
+        return call(self, pat, x, W, mu)
+
+    monkeypatch.setattr(_PCGDirection, "__call__", counting)
+    got = solve_newton_pcg(p, init=[(np.arange(d), warm.state)])
+    ref = solve_newton(p)
+    assert got.mu == ref.mu == 1e-8
+    assert exact_directions == []
+    assert np.abs(got.W - ref.W).max() <= 1e-8 * np.abs(ref.W).max()
