@@ -177,10 +177,10 @@ def _decrement(g: np.ndarray, step: np.ndarray):
     return step, np.sqrt(dec2)
 
 
-def _newton_direction(pat: _Pattern, x: np.ndarray, W: np.ndarray, mu: float):
+def _newton_direction(pat: _Pattern, x: np.ndarray, W: np.ndarray, mu: float, *, hessian_factor=_hessian_factor):
     """``(Δ, δ)``: Newton step ``−∇²F⁻¹ ∇F`` and decrement, or ``(None, nan)``."""
     g = _gradient(pat, x, W, mu)
-    factor = _hessian_factor(pat, W, mu)
+    factor = hessian_factor(pat, W, mu)
     if factor is None:
         return None, np.nan
     cf, h = factor

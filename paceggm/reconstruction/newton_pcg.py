@@ -36,6 +36,7 @@ a new block factors the Hessian at every step as :mod:`.newton` does.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from scipy.linalg import cho_solve
@@ -48,6 +49,7 @@ from paceggm.reconstruction.newton import (
     _decrement,
     _factor,
     _gradient,
+    _newton_direction,
     _Pattern,
     _solve,
 )
@@ -92,6 +94,10 @@ class PCGNewtonState(NewtonState):
     factor_use: tuple[int, int, int] = (0, 0, 0)
 
 
+def _hessian_diagonal(pat: _Pattern, W: np.ndarray, mu: float) -> np.ndarray:
+    return pat.mm.diagonal() * (W[pat.r, pat.r] * W[pat.c, pat.c] + W[pat.r, pat.c] ** 2) + mu * pat.q
+
+
 def _hessian_factor(pat: _Pattern, W: np.ndarray, mu: float):
     """:func:`.newton._hessian_factor` assembled in about half the time (the same ``(cf, h)`` to rounding).
 
@@ -126,21 +132,13 @@ def _hessian_factor(pat: _Pattern, W: np.ndarray, mu: float):
     return (cf, True), h
 
 
-def _factored_direction(pat: _Pattern, x: np.ndarray, W: np.ndarray, mu: float):
-    """:func:`.newton._newton_direction` with the faster Hessian assembly, for warm stages.
-
-    The cold continuation keeps the reference's assembly: where the measurements
-    are not completable the answer at μ_min is only defined to about 1e-8 in
-    floating point (``P`` of the order of ``1/μ``), and assembling the Hessians
-    with other roundings moves it by that much (measured: 0.9–2e-8 relative on
-    8 × 8 blocks), while the same path reproduces the reference bit for bit.
-    """
-    g = _gradient(pat, x, W, mu)
-    factor = _hessian_factor(pat, W, mu)
-    if factor is None:
-        return None, np.nan
-    cf, h = factor
-    return _decrement(g, -cho_solve(cf, g / h, check_finite=False) / h)
+# Newton steps of the small blocks' warm stages. The cold continuation keeps the
+# reference's assembly: where the measurements are not completable the answer at
+# μ_min is only defined to about 1e-8 in floating point (``P`` of the order of
+# ``1/μ``), and Hessians assembled with other roundings move it by that much
+# (measured: 0.9–2e-8 relative on 8 × 8 blocks), while the reference's path
+# reproduces it bit for bit.
+_factored_direction = partial(_newton_direction, hessian_factor=_hessian_factor)
 
 
 class _Preconditioner:
@@ -218,7 +216,7 @@ class _PCGDirection:
 
     def __call__(self, pat: _Pattern, x: np.ndarray, W: np.ndarray, mu: float):
         g = _gradient(pat, x, W, mu)
-        diag = pat.mm.diagonal() * (W[pat.r, pat.r] * W[pat.c, pat.c] + W[pat.r, pat.c] ** 2) + mu * pat.q
+        diag = _hessian_diagonal(pat, W, mu)
         if not (np.all(np.isfinite(diag)) and np.all(diag > 0) and np.all(np.isfinite(g))):
             return None, np.nan
         if self.pre.pieces and not self._refactor:
@@ -248,7 +246,7 @@ class _PCGDirection:
         this replaces the Newton system, solved to ``1e-12``, that found it out.
         """
         g = _gradient(pat, x, W, mu)
-        diag = pat.mm.diagonal() * (W[pat.r, pat.r] * W[pat.c, pat.c] + W[pat.r, pat.c] ** 2) + mu * pat.q
+        diag = _hessian_diagonal(pat, W, mu)
         if not (np.all(np.isfinite(diag)) and np.all(diag > 0) and np.all(np.isfinite(g))):
             return 0.0
         v = self.pre.solve(g, diag) if self.pre.pieces else g / diag
