@@ -118,3 +118,21 @@ def test_wheel_in_a_fresh_venv_runs_the_demo_outside_the_clone(tmp_path):
     manifest = json.loads((runs / "demo" / "manifest.json").read_text())
     assert manifest["runs"][-1]["git_commit"] == "unknown"  # not the commit of a repository around the venv
     assert not (ROOT / "build").exists()
+
+
+def test_the_recorded_commit_is_dirty_for_code_changes_not_for_a_cleared_runs_folder(monkeypatch, tmp_path):
+    git = ["git", "-c", "user.email=t@example.org", "-c", "user.name=t", "-C", str(tmp_path)]
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "runs").mkdir()
+    for name in ("pyproject.toml", "conf/config.yaml", "runs/.gitkeep", "code.py"):
+        (tmp_path / name).write_text("x = 1\n")
+    subprocess.run(git + ["init", "-q"], check=True)
+    subprocess.run(git + ["add", "."], check=True)
+    subprocess.run(git + ["commit", "-qm", "init"], check=True)
+    head = subprocess.run(git + ["rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    monkeypatch.setattr(config, "REPO_ROOT", tmp_path)
+    assert config._git_commit() == head
+    (tmp_path / "runs" / ".gitkeep").unlink()  # make reproduce from an emptied runs/
+    assert config._git_commit() == head
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert config._git_commit() == head + "+dirty"

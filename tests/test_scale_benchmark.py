@@ -26,29 +26,113 @@ def test_synthetic_shapes_are_bounded_and_shaped(shape):
         sc.synthetic("circle", 4, 10, np.random.default_rng(0))
 
 
-def test_small_grid_end_to_end(tmp_path):
-    """Four cells through the real entry point: tables, plot and exactness columns."""
+@pytest.fixture
+def commit(monkeypatch):
+    """The commit the sweep believes it runs (a clean one, so finished cells are reused)."""
+    from paceggm.bench import config
+
+    current = {"id": "c0ffee"}
+    monkeypatch.setattr(config, "_git_commit", lambda: current["id"])
+    return current
+
+
+def test_small_grid_end_to_end(tmp_path, commit):
+    """Four real cells through the entry point: the store, its tables and plot, the exactness columns."""
+    store = tmp_path / "store"
     code = sc.main(["--dims", "24", "--rhos", "1,10", "--shapes", "lowrank", "--n", "2000", "--timeout", "120",
-                    "--solvers", "newton,newton_pcg",
+                    "--solvers", "newton,newton_pcg", "--store", str(store), "--publish",
                     "--tables", str(tmp_path / "t"), "--figures", str(tmp_path / "f")])
     assert code == 0
-    rows = json.loads((tmp_path / "t" / "scale_benchmark.json").read_text())["rows"]
-    assert [(r["rho"], r["solver"], r["status"]) for r in rows] == [
-        (1.0, "newton", "ok"), (1.0, "newton_pcg", "ok"), (10.0, "newton", "ok"), (10.0, "newton_pcg", "ok")]
+    rows = json.loads((store / "scale_benchmark.json").read_text())["rows"]
+    assert [(r["rho"], r["solver"], r["status"], r["fit"]) for r in rows] == [
+        (1.0, "newton", "ok", "finished"), (1.0, "newton_pcg", "ok", "finished"),
+        (10.0, "newton", "ok", "finished"), (10.0, "newton_pcg", "ok", "finished")]
     for r in rows:
-        assert r["rounds"] >= 1 and r["chol_s"] > 0 and r["peak_rss_mb"] > 0
+        assert r["rounds"] >= 1 and r["chol_s"] > 0 and r["peak_rss_mb"] > 0 and r["commit"] == "c0ffee"
         assert r["ref_diff"] <= 1e-8 and r["kkt"] <= 1e-8
-    md = (tmp_path / "t" / "scale_benchmark.md").read_text()
-    assert md.count("| lowrank | 24 |") == 4
-    assert (tmp_path / "t" / "scale_benchmark.tex").exists()
-    assert (tmp_path / "f" / "scale_benchmark.png").stat().st_size > 0
-    # Tables of sweeps run apart are drawn together, in grid order.
-    assert sc.main(["--merge", str(tmp_path / "t" / "scale_benchmark.json"), str(tmp_path / "t" / "scale_benchmark.json"),
-                    "--tables", str(tmp_path / "m"), "--figures", str(tmp_path / "m")]) == 0
-    merged = json.loads((tmp_path / "m" / "scale_benchmark.json").read_text())["rows"]
-    assert len(merged) == 8 and [r["rho"] for r in merged] == [1.0] * 4 + [10.0] * 4
+    assert len(list((store / "cells").glob("*.json"))) == 4
+    md = (store / "scale_benchmark.md").read_text()
+    assert md.count("| lowrank | 24 |") == 4 and "commit c0ffee" in md
+    assert (store / "scale_benchmark.tex").exists() and (store / "scale_benchmark.png").stat().st_size > 0
+    # Four cells are not the default grid: nothing reaches the committed place.
+    assert not (tmp_path / "t").exists() and not (tmp_path / "f").exists()
+
+
+def _fake_runner(calls: list, fail: set = frozenset()):
+    """Stands in for the isolated fit: a row shaped like a real one, instantly."""
+
+    def run(shape, d, rho, solver, args):
+        calls.append((shape, d, rho, solver))
+        row = {"shape": shape, "d": d, "rho": rho, "solver": solver, "n": args.n,
+               "cell_key": sc.cell_key(shape, d, rho, solver, n=args.n, timeout=args.timeout,
+                                       reference=d <= args.reference_max_d),
+               "timeout": args.timeout, "commit": args.commit}
+        if (shape, d) in fail:
+            return {**row, "status": "failed", "error": "MemoryError"}
+        return {**row, "status": "ok", "fit": "finished", "rounds": d, "n_offdiagonal": d, "largest_block": d,
+                "chol_s": 1e-6 * d, "cpu_s": 1e-3 * d, "ms_per_round": 1.0, "round_over_cholesky": 1e3 / d,
+                "peak_rss_mb": 100.0, "ref_diff": None, "kkt": None}
+
+    return run
+
+
+def test_sweeps_resume_and_only_a_whole_grid_from_one_commit_is_published(tmp_path, commit, monkeypatch):
+    calls = []
+    monkeypatch.setattr(sc, "_run_isolated", _fake_runner(calls))
+    store, tables, figures = tmp_path / "store", tmp_path / "t", tmp_path / "f"
+    common = ["--store", str(store), "--publish", "--tables", str(tables), "--figures", str(figures)]
+    n_grid = len(sc.SHAPES) * len(sc.DIMS) * len(sc.RHOS) * len(sc.SOLVERS_COMPARED)
+
+    # A reduced sweep: stored, drawn in the store, not published.
+    assert sc.main(["--dims", "100"] + common) == 0
+    assert len(calls) == 12 and not tables.exists()
+    # The whole grid: the twelve cells already measured by this commit are not run again.
+    assert sc.main(common) == 0
+    assert len(calls) == n_grid
+    published = (tables / "scale_benchmark.md").read_text()
+    assert published.count("\n| ") == n_grid + 1 and (figures / "scale_benchmark.png").exists()
+
+    # New code, a reduced sweep: the store's table shows every row, the committed one is left alone.
+    commit["id"] = "beef00"
+    assert sc.main(["--dims", "200", "--shapes", "banded"] + common) == 0
+    assert len(calls) == n_grid + 4
+    assert (tables / "scale_benchmark.md").read_text() == published
+    in_store = json.loads((store / "scale_benchmark.json").read_text())["rows"]
+    assert len(in_store) == n_grid and {r["commit"] for r in in_store} == {"c0ffee", "beef00"}
+
+    # --rerun measures again what this commit already measured.
+    assert sc.main(["--dims", "200", "--shapes", "banded", "--rerun", "--store", str(store)]) == 0
+    assert len(calls) == n_grid + 8
+
+
+def test_a_failed_or_corrupt_cell_is_recorded_and_retried(tmp_path, commit, monkeypatch):
+    calls = []
+    monkeypatch.setattr(sc, "_run_isolated", _fake_runner(calls, fail={("block", 100)}))
+    store = tmp_path / "store"
+    args = ["--dims", "100,200", "--rhos", "1", "--solvers", "newton", "--store", str(store)]
+    assert sc.main(args) == 1  # a failed cell makes the sweep fail, after every other cell ran
+    assert len(calls) == 6
+    md = (store / "scale_benchmark.md").read_text()
+    assert "error: MemoryError" in md and md.count("| finished |") == 5
+    # Damage one finished cell's file: it is reported and measured again, with the failed one.
+    victim = sorted((store / "cells").glob("banded-d200*.json"))[0]
+    victim.write_text("{not json")
+    monkeypatch.setattr(sc, "_run_isolated", _fake_runner(calls))
+    assert sc.main(args) == 0
+    assert sorted(calls[6:]) == [("banded", 200, 1.0, "newton"), ("block", 100, 1.0, "newton")]
+    assert (store / "scale_benchmark.md").read_text().count("| finished |") == 6
+
+
+def test_a_dirty_tree_never_reuses_a_row(tmp_path, commit, monkeypatch):
+    calls = []
+    monkeypatch.setattr(sc, "_run_isolated", _fake_runner(calls))
+    commit["id"] = "c0ffee+dirty"
+    args = ["--dims", "100", "--rhos", "1", "--shapes", "block", "--solvers", "newton", "--store", str(tmp_path)]
+    assert sc.main(args) == 0 and sc.main(args) == 0
+    assert len(calls) == 2
 
 
 def test_a_cell_over_its_time_limit_is_recorded_not_fatal():
     row = sc.run_cell("lowrank", 60, 10.0, n=2000, timeout=0.05, reference=True)
-    assert row["status"] == "timeout" and row["n_offdiagonal"] is None and "ref_diff" not in row
+    assert row["status"] == "ok" and row["fit"] == "timeout" and row["n_offdiagonal"] is None
+    assert "ref_diff" not in row

@@ -93,7 +93,9 @@ def _git_commit() -> str:
         out = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"],
                              capture_output=True, text=True, timeout=10, check=True)
         commit = out.stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--untracked-files=no"],
+        # runs/ holds results, not code: clearing it (placeholder included) leaves the code as committed.
+        dirty = subprocess.run(["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--untracked-files=no",
+                                "--", ".", ":(exclude)runs"],
                                capture_output=True, text=True, timeout=10, check=True).stdout.strip()
         return commit + ("+dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):

@@ -20,10 +20,18 @@ measurements reconstructed from scratch by the reference solver (cold Newton
 continuation on every block, no warm start, no incremental bookkeeping), and
 the KKT residual of the fit's estimate on its exact blocks.
 
-The results table (``figures/tables/scale_benchmark.json``, one row per cell)
-is what the Markdown/LaTeX tables and the time-versus-d plot are drawn from.
-Seeds derive from each cell's identity (shape, d, ρ), so a cell's fit is the
-same whatever else the grid holds.
+Results live in a store, ``runs/scale/`` by default (one checksummed file per
+cell, written atomically: :class:`paceggm.bench.store.RunStore`). A cell's key
+is its identity — shape, d, ρ, solver, ``n``, CPU budget, whether the reference
+is computed — and each row records the commit that measured it. A sweep skips
+the cells the store already holds from the current, clean commit (so an
+interrupted sweep resumes, losing no finished cell), recomputes the others,
+and redraws the store's tables (``runs/scale/scale_benchmark.{md,tex,json}``,
+plot ``scale_benchmark.png``) from the whole store, never from the sweep alone.
+``--publish`` copies them to ``figures/`` only when the store holds every cell
+of the default grid, all measured by one commit: a reduced or partial sweep can
+never replace the committed table. Seeds derive from each cell's identity
+(shape, d, ρ), so a cell's fit is the same whatever else the grid holds.
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from unittest import mock
 
@@ -51,6 +60,8 @@ DIMS = (100, 200, 400, 800, 1600)
 RHOS = (1.0, 10.0)
 SOLVERS_COMPARED = ("newton", "newton_pcg")
 N = 20_000
+TIMEOUT = 600.0
+STORE = Path("runs/scale")
 TABLES = Path("figures/tables")
 FIGURES = Path("figures")
 
@@ -122,7 +133,8 @@ def run_cell(shape: str, d: int, rho: float, *, n: int, timeout: float, referenc
     from paceggm import estimator, pace_ggm
     from paceggm.bench.seeds import derive_seed
 
-    row = {"shape": shape, "d": d, "rho": rho, "solver": solver, "n": n}
+    row = {"shape": shape, "d": d, "rho": rho, "solver": solver, "n": n,
+           "load_at_start": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}
     X = synthetic(shape, d, n, np.random.default_rng(derive_seed("scale-data", shape, d)))
     row["chol_s"] = _cholesky_seconds(d, np.random.default_rng(0))
     rounds = [0]
@@ -143,9 +155,9 @@ def run_cell(shape: str, d: int, rho: float, *, n: int, timeout: float, referenc
         with mock.patch.object(estimator, "IncrementalReconstruction", Counting):
             res = pace_ggm(X, rho=rho, solver=solver, random_state=derive_seed("scale-fit", shape, d, rho))
         signal.setitimer(signal.ITIMER_VIRTUAL, 0)
-        row.update(status="ok", rounds=res.n_rounds, n_offdiagonal=res.n_offdiagonal)
+        row.update(status="ok", fit="finished", rounds=res.n_rounds, n_offdiagonal=res.n_offdiagonal)
     except _Timeout:
-        row.update(status="timeout", rounds=rounds[0], n_offdiagonal=None)
+        row.update(status="ok", fit="timeout", rounds=rounds[0], n_offdiagonal=None)
         res = None
     row["cpu_s"] = time.process_time() - t0
     row["ms_per_round"] = 1e3 * row["cpu_s"] / max(row["rounds"], 1)
@@ -166,14 +178,51 @@ def _labels(pattern: np.ndarray) -> np.ndarray:
     return labels
 
 
+def cell_key(shape: str, d: int, rho: float, solver: str, *, n: int, timeout: float, reference: bool) -> str:
+    """The stable, readable key of one cell: every input that changes its row."""
+    return f"{shape}-d{d}-rho{rho:g}-{solver}-n{n}-cpu{timeout:g}" + ("-ref" if reference else "")
+
+
 def _run_isolated(shape: str, d: int, rho: float, solver: str, args) -> dict:
+    """One cell in a fresh process; a crash or a non-zero exit becomes a failed row, never an exception."""
+    reference = d <= args.reference_max_d
     cmd = [sys.executable, "-m", "paceggm.bench.scale_benchmark", "--cell", json.dumps([shape, d, rho, solver]),
            "--n", str(args.n), "--timeout", str(args.timeout), "--reference-max-d", str(args.reference_max_d)]
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
-        tail = (out.stderr.strip().splitlines() or ["no output"])[-1]
-        return {"shape": shape, "d": d, "rho": rho, "solver": solver, "n": args.n, "status": f"error: {tail}"}
-    return json.loads(out.stdout.strip().splitlines()[-1])
+        tail = (out.stderr.strip().splitlines() or [f"exit status {out.returncode}, no output"])[-1]
+        row = {"shape": shape, "d": d, "rho": rho, "solver": solver, "n": args.n, "status": "failed", "error": tail}
+    else:
+        row = json.loads(out.stdout.strip().splitlines()[-1])
+    row.update(cell_key=cell_key(shape, d, rho, solver, n=args.n, timeout=args.timeout, reference=reference),
+               timeout=args.timeout, commit=args.commit)
+    return row
+
+
+def _grid_order(row: dict) -> tuple:
+    return (SHAPES.index(row["shape"]), row["d"], row["rho"], row.get("solver", ""), row.get("timeout", 0.0))
+
+
+def default_grid_missing(rows: list[dict]) -> list[tuple]:
+    """The cells of the default grid (shape, d, ρ, solver at ``n = N``) that no stored row measured."""
+    have = {(r["shape"], r["d"], r["rho"], r["solver"]) for r in rows if r.get("n") == N and r["status"] == "ok"}
+    return [(shape, d, rho, solver) for shape in SHAPES for d in DIMS for rho in RHOS for solver in SOLVERS_COMPARED
+            if (shape, d, rho, solver) not in have]
+
+
+def publish(rows: list[dict], *, tables: Path, figures: Path) -> tuple[bool, str]:
+    """Copy the store's tables to the committed place if the store is the whole grid, from one commit."""
+    missing = default_grid_missing(rows)
+    commits = sorted({r.get("commit", "unknown") for r in rows})
+    if missing:
+        return False, (f"not published: {len(missing)} of the default grid's "
+                       f"{len(SHAPES) * len(DIMS) * len(RHOS) * len(SOLVERS_COMPARED)} cells are not in the store "
+                       f"(first: {missing[0]}); {tables / 'scale_benchmark.md'} left as it was")
+    if len(commits) > 1:
+        return False, (f"not published: the store holds rows of {len(commits)} commits ({', '.join(commits)}); "
+                       "rerun the stale cells (--rerun) so that one commit measured the whole table")
+    write_outputs(rows, tables=tables, figures=figures)
+    return True, f"published {len(rows)} cells -> {tables / 'scale_benchmark.md'}"
 
 
 # ---------------------------------------------------------------- tables and plot
@@ -181,12 +230,22 @@ def _fmt(v, spec: str) -> str:
     return "—" if v is None else format(v, spec)
 
 
-def _markdown(rows: list[dict], machine: str, timeout: float) -> str:
+def _status(row: dict) -> str:
+    return row.get("fit", "—") if row["status"] == "ok" else f"error: {row.get('error', '')}"
+
+
+def _commits(rows: list[dict]) -> str:
+    return ", ".join(sorted({str(r.get("commit", "unknown"))[:12] + ("+dirty" if "+dirty" in str(r.get("commit"))
+                                                                     else "") for r in rows})) or "—"
+
+
+def _markdown(rows: list[dict], machine: str) -> str:
     lines = [
         "# PACE-GGM at scale (`make bench-scale`)",
         "",
-        f"Machine: {machine}. One BLAS thread; CPU seconds of the fit (data generation excluded); "
-        f"fits stopped after {timeout:g} CPU s are marked *timeout* with the rounds done by then. "
+        f"Machine: {machine}. Code: commit {_commits(rows)}. One BLAS thread; CPU seconds of the fit "
+        "(data generation excluded); a fit stopped at its CPU budget (`budget s`) is marked *timeout* with the "
+        "rounds done by then. "
         "`round / Cholesky`: CPU seconds per round over one dense d × d Cholesky (LAPACK dpotrf) timed in "
         "the same process. `peak MB`: the process's peak resident memory, the data included. "
         "`vs reference`: largest difference from the same measurements reconstructed from scratch by the "
@@ -194,14 +253,14 @@ def _markdown(rows: list[dict], machine: str, timeout: float) -> str:
         "the blocks where the answer is the exact limit, max(|W − y| on the pattern, |W⁻¹| off it), each "
         "relative to its largest entry (— : not computed at that d, or no exact block).",
         "",
-        "| shape | d | ρ | solver | status | rounds | \\|S\\| | largest block | CPU s | ms / round "
+        "| shape | d | ρ | solver | budget s | status | rounds | \\|S\\| | largest block | CPU s | ms / round "
         "| round / Cholesky | peak MB | vs reference | KKT |",
-        "|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
-            f"| {r['shape']} | {r['d']} | {r['rho']:g} | {r.get('solver', '—')} | {r['status']} "
-            f"| {r.get('rounds', '—')} "
+            f"| {r['shape']} | {r['d']} | {r['rho']:g} | {r.get('solver', '—')} | {_fmt(r.get('timeout'), 'g')} "
+            f"| {_status(r)} | {r.get('rounds', '—')} "
             f"| {_fmt(r.get('n_offdiagonal'), 'd')} | {_fmt(r.get('largest_block'), 'd')} "
             f"| {_fmt(r.get('cpu_s'), '.1f')} | {_fmt(r.get('ms_per_round'), '.1f')} "
             f"| {_fmt(r.get('round_over_cholesky'), '.1f')} | {_fmt(r.get('peak_rss_mb'), '.0f')} "
@@ -217,7 +276,7 @@ def _latex(rows: list[dict], machine: str) -> str:
     for r in rows:
         solver = r.get("solver", "---").replace("_", "\\_")
         out.append(
-            f"{r['shape']} & {r['d']} & {r['rho']:g} & {solver} & {r['status'].split(':')[0]} "
+            f"{r['shape']} & {r['d']} & {r['rho']:g} & {solver} & {_status(r).split(':')[0]} "
             f"& {r.get('rounds', '---')} "
             f"& {_fmt(r.get('n_offdiagonal'), 'd')} & {_fmt(r.get('cpu_s'), '.1f')} "
             f"& {_fmt(r.get('ms_per_round'), '.1f')} & {_fmt(r.get('round_over_cholesky'), '.1f')} "
@@ -233,7 +292,7 @@ def plot(rows: list[dict], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    ok = [r for r in rows if "ms_per_round" in r]
+    ok = [r for r in rows if r["status"] == "ok"]
     solvers = sorted({r.get("solver", "newton") for r in ok}) or ["newton"]
     fig, axes = plt.subplots(1, len(solvers), figsize=(5.0 * len(solvers), 4.0), sharey=True, squeeze=False)
     chol = sorted((d, 1e3 * float(np.median([r["chol_s"] for r in ok if r["d"] == d]))) for d in {r["d"] for r in ok})
@@ -255,18 +314,20 @@ def plot(rows: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
-def write_outputs(rows: list[dict], *, tables: Path, figures: Path, machine: str, timeout: float) -> None:
+def write_outputs(rows: list[dict], *, tables: Path, figures: Path) -> None:
+    """The JSON, Markdown and LaTeX tables and the plot of ``rows`` (all of a store's rows)."""
+    rows = sorted(rows, key=_grid_order)
+    machine = "; ".join(sorted({r.get("machine", "unknown") for r in rows}))
     tables.mkdir(parents=True, exist_ok=True)
     figures.mkdir(parents=True, exist_ok=True)
     (tables / "scale_benchmark.json").write_text(json.dumps({"machine": machine, "rows": rows}, indent=1) + "\n")
-    (tables / "scale_benchmark.md").write_text(_markdown(rows, machine, timeout))
+    (tables / "scale_benchmark.md").write_text(_markdown(rows, machine))
     (tables / "scale_benchmark.tex").write_text(_latex(rows, machine))
     plot(rows, figures / "scale_benchmark")
 
 
 def _machine() -> str:
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    return (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, load {load:.1f} at start, "
+    return (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
             f"Python {platform.python_version()}, NumPy {np.__version__}")
 
 
@@ -274,30 +335,43 @@ def _floats(text: str) -> list[float]:
     return [float(v) for v in text.split(",") if v]
 
 
+def _store_rows(store) -> list[dict]:
+    scan = store.scan()
+    for bad in scan.corrupt:
+        print(f"corrupt cell file ignored (it is recomputed when its cell is swept): {bad.path}: {bad.reason}",
+              file=sys.stderr)
+    return list(scan.rows.values())
+
+
+def _draw_store(store, rows: list[dict]) -> None:
+    write_outputs(rows, tables=store.root, figures=store.root)
+
+
 def main(argv=None) -> int:
+    from paceggm.bench.config import _git_commit
+    from paceggm.bench.store import RunStore
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dims", type=lambda s: [int(v) for v in _floats(s)], default=list(DIMS))
     ap.add_argument("--rhos", type=_floats, default=list(RHOS))
     ap.add_argument("--shapes", type=lambda s: s.split(","), default=list(SHAPES))
     ap.add_argument("--n", type=int, default=N, help="records per data set")
     ap.add_argument("--solvers", type=lambda s: s.split(","), default=list(SOLVERS_COMPARED))
-    ap.add_argument("--timeout", type=float, default=600.0, help="CPU seconds per fit")
+    ap.add_argument("--timeout", type=float, default=TIMEOUT, help="CPU seconds per fit (part of a cell's key)")
     ap.add_argument("--reference-max-d", type=int, default=400,
                     help="compare with the from-scratch reference up to this d")
+    ap.add_argument("--store", type=Path, default=STORE, help="the results store (one file per cell)")
+    ap.add_argument("--rerun", action="store_true",
+                    help="recompute the swept cells even if the store holds them from the current commit")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="cells run at once, each in its own one-thread process (CPU seconds are per process)")
+    ap.add_argument("--publish", action="store_true",
+                    help="then copy the store's tables and plot to --tables/--figures, if the store holds the "
+                         "whole default grid measured by one commit")
     ap.add_argument("--tables", type=Path, default=TABLES)
     ap.add_argument("--figures", type=Path, default=FIGURES)
-    ap.add_argument("--merge", nargs="+", type=Path, metavar="JSON",
-                    help="draw the tables and plot from these results tables (e.g. of sweeps run in parallel), "
-                         "without running anything")
     ap.add_argument("--cell", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    if args.merge:
-        tables = [json.loads(path.read_text()) for path in args.merge]
-        machine = "; ".join(dict.fromkeys(t["machine"] for t in tables))
-        rows = [r for t in tables for r in t["rows"]]
-        rows.sort(key=lambda r: (SHAPES.index(r["shape"]), r["d"], r["rho"], r.get("solver", "")))
-        write_outputs(rows, tables=args.tables, figures=args.figures, machine=machine, timeout=args.timeout)
-        return 0
     if args.cell:
         shape, d, rho, solver = json.loads(args.cell)
         row = run_cell(shape, int(d), float(rho), n=args.n, timeout=args.timeout,
@@ -307,19 +381,48 @@ def main(argv=None) -> int:
     for shape in args.shapes:
         if shape not in SHAPES:
             ap.error(f"unknown shape {shape!r}; choose from {','.join(SHAPES)}")
+    if args.jobs < 1:
+        ap.error("--jobs must be at least 1")
+    args.commit = _git_commit()
     machine = _machine()
-    rows = []
-    for shape in args.shapes:
-        for d in args.dims:
-            for rho in args.rhos:
-                for solver in args.solvers:
-                    row = _run_isolated(shape, d, rho, solver, args)
-                    rows.append(row)
-                    print(json.dumps(row), flush=True)
-                    # Written after every cell: an interrupted sweep keeps what it measured.
-                    write_outputs(rows, tables=args.tables, figures=args.figures, machine=machine,
-                                  timeout=args.timeout)
-    return int(any(r["status"].startswith("error") for r in rows))
+    store = RunStore(args.store)
+    failed = 0
+    with store.lock():
+        stored = {r["cell_key"]: r for r in _store_rows(store)}
+        grid = [(shape, d, rho, solver) for shape in args.shapes for d in args.dims for rho in args.rhos
+                for solver in args.solvers]
+        todo = []
+        for shape, d, rho, solver in grid:
+            key = cell_key(shape, d, rho, solver, n=args.n, timeout=args.timeout, reference=d <= args.reference_max_d)
+            old = stored.get(key)
+            # Only a clean commit identifies the code that measured a row; anything else is measured again.
+            if (not args.rerun and old is not None and old["status"] == "ok" and old.get("commit") == args.commit
+                    and not args.commit.endswith("+dirty") and args.commit != "unknown"):
+                continue
+            todo.append((shape, d, rho, solver))
+        print(f"{len(grid) - len(todo)} of {len(grid)} cells already in {store.root} from this commit; "
+              f"running {len(todo)}", file=sys.stderr)
+
+        def one(cell):
+            row = _run_isolated(*cell, args)
+            row["machine"] = machine
+            return row
+
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            for future in as_completed([pool.submit(one, cell) for cell in todo]):
+                row = future.result()
+                store.write_cell(row)  # at once: an interrupted sweep keeps every finished cell
+                failed += row["status"] != "ok"
+                print(json.dumps(row), flush=True)
+                stored[row["cell_key"]] = row
+                _draw_store(store, list(stored.values()))
+        rows = _store_rows(store)
+        if rows:
+            _draw_store(store, rows)
+    if args.publish:
+        _, message = publish(rows, tables=args.tables, figures=args.figures)
+        print(message, file=sys.stderr)
+    return int(failed > 0)
 
 
 if __name__ == "__main__":
