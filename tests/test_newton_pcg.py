@@ -7,7 +7,7 @@ import pytest
 
 from paceggm import SOLVERS, pace_ggm
 from paceggm.bench import scale_benchmark as sc
-from paceggm.reconstruction import newton_pcg
+from paceggm.reconstruction import newton, newton_pcg
 from paceggm.reconstruction.chordal import chordal_maxdet_completion
 from paceggm.reconstruction.newton import _newton_direction, _Pattern, solve_newton
 from paceggm.reconstruction.newton_pcg import PCGNewtonState, _best_entry, _PCGDirection, solve_newton_pcg
@@ -163,6 +163,18 @@ def test_solve_newton_is_unchanged_by_the_refactoring():
     assert a.mu == b.mu and np.array_equal(a.W, b.W)
 
 
+@pytest.mark.parametrize("mu", [0.0, 1e-8, 1e-2])
+def test_fast_hessian_assembly_equals_the_reference_one(mu):
+    rng = np.random.default_rng(7)
+    sigma, pattern = _tree_problem(25, 30, rng)
+    pat = _Pattern(_problem(sigma, pattern))
+    W = sigma + 0.1 * np.eye(25)
+    (cf_ref, _), h_ref = newton._hessian_factor(pat, W, mu)
+    (cf, lower), h = newton_pcg._hessian_factor(pat, W, mu)
+    assert lower and np.allclose(h, h_ref, rtol=1e-14, atol=0)
+    assert np.abs(np.tril(cf) - np.tril(cf_ref)).max() <= 1e-12
+
+
 @pytest.mark.parametrize("a, c, y, muq", [(0.3, 0.8, 0.5, 0.0), (0.3, 0.8, -2.0, 0.0), (0.0, 1.0, 0.9, 1e-3),
                                           (0.5, 0.1, 3.0, 1e-8), (0.2, 0.5, 0.2, 0.0)])
 def test_best_entry_is_the_one_dimensional_minimiser(a, c, y, muq):
@@ -232,3 +244,60 @@ def test_warm_exact_stage_goes_on_when_the_early_step_fails_its_kkt_check(monkey
     full = solve_newton_pcg(p, init=init)
     assert strict.mu == 0.0 and strict.n_iter >= full.n_iter
     assert np.abs(strict.W - full.W).max() <= 1e-12 * np.abs(full.W).max()
+
+
+def test_decrement_bound_is_tight_with_the_exact_hessian_and_a_lower_bound_otherwise():
+    rng = np.random.default_rng(11)
+    sigma, pattern = _tree_problem(15, 12, rng)
+    pat = _Pattern(_problem(sigma, pattern))
+    x = pat.entries(np.linalg.inv(sigma + 0.3 * np.eye(15)))
+    W = np.linalg.inv(pat.matrix(x))
+    for mu in (0.0, 1e-3):
+        _, dec = _newton_direction(pat, x, W, mu)
+        stale = _PCGDirection(pat, None)  # diagonal preconditioner
+        assert stale.decrement_bound(pat, x, W, mu) <= dec * (1 + 1e-12)
+        exact = _PCGDirection(pat, None)
+        exact(pat, x, W, mu)  # no preconditioner yet: factors the Hessian at (x, W)
+        assert exact.decrement_bound(pat, x, W, mu) == pytest.approx(dec, rel=1e-10)
+
+
+def _not_completable(d: int, seed: int):
+    """A full pattern whose measurements are not positive semi-definite (no completion exists)."""
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(d, 2 * d))
+    y = A @ A.T / (2 * d)
+    s = np.sqrt(np.diag(y))
+    y = y / np.outer(s, s)
+    y[1, 0] = y[0, 1] = -0.9
+    y[2, 0] = y[0, 2] = y[2, 1] = y[1, 2] = 0.9
+    assert np.linalg.eigvalsh(y)[0] < 0
+    return y
+
+
+def test_a_non_completable_block_skips_the_exact_stage_and_keeps_the_reference_answer(monkeypatch):
+    """The stall case: a warm round whose measurements are not completable ends at mu_min, where
+    the reference ends, without solving a Newton system for the unreachable exact limit."""
+    d = 8
+    y = _not_completable(d, 3)
+    full = np.ones((d, d), dtype=bool)
+    before = full.copy()
+    before[d - 1, 0] = before[0, d - 1] = False
+    p_before = make_problem(np.where(before, y, 0.0), before.astype(float), scale=1.0, lam_unit=1.0)
+    p = make_problem(y, full.astype(float), scale=1.0, lam_unit=1.0)
+    warm = solve_newton_pcg(p_before, init=None)
+    assert warm.mu == 1e-8  # already not completable: left at mu_min
+
+    exact_directions = []
+    call = _PCGDirection.__call__
+
+    def counting(self, pat, x, W, mu):
+        if mu == 0.0:
+            exact_directions.append(mu)
+        return call(self, pat, x, W, mu)
+
+    monkeypatch.setattr(_PCGDirection, "__call__", counting)
+    got = solve_newton_pcg(p, init=[(np.arange(d), warm.state)])
+    ref = solve_newton(p)
+    assert got.mu == ref.mu == 1e-8
+    assert exact_directions == []
+    assert np.abs(got.W - ref.W).max() <= 1e-8 * np.abs(ref.W).max()

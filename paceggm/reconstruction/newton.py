@@ -177,10 +177,10 @@ def _decrement(g: np.ndarray, step: np.ndarray):
     return step, np.sqrt(dec2)
 
 
-def _newton_direction(pat: _Pattern, x: np.ndarray, W: np.ndarray, mu: float):
+def _newton_direction(pat: _Pattern, x: np.ndarray, W: np.ndarray, mu: float, *, hessian_factor=_hessian_factor):
     """``(Δ, δ)``: Newton step ``−∇²F⁻¹ ∇F`` and decrement, or ``(None, nan)``."""
     g = _gradient(pat, x, W, mu)
-    factor = _hessian_factor(pat, W, mu)
+    factor = hessian_factor(pat, W, mu)
     if factor is None:
         return None, np.nan
     cf, h = factor
@@ -188,7 +188,8 @@ def _newton_direction(pat: _Pattern, x: np.ndarray, W: np.ndarray, mu: float):
 
 
 def _stage(pat: _Pattern, x: np.ndarray, L: np.ndarray, mu: float, *, tol: float, max_newton: int,
-           exact_stage: bool = False, damped: int = 0, direction=_newton_direction, kkt_stop: float | None = None):
+           exact_stage: bool = False, damped: int = 0, direction=_newton_direction, kkt_stop: float | None = None,
+           decrement_bound=None):
     """Minimise ``F_μ`` from ``x`` (with ``L`` the Cholesky factor of ``P(x)``).
 
     Returns ``(x, L, W, converged, n_iter)``. With ``exact_stage`` (μ = 0), the
@@ -203,8 +204,15 @@ def _stage(pat: _Pattern, x: np.ndarray, L: np.ndarray, mu: float, *, tol: float
     which is accepted when its KKT residual ``max |y − W|`` on the pattern is at
     most ``kkt_stop`` relative to ``max |W|`` there — otherwise the stage goes on
     from the step as usual.
+
+    ``decrement_bound(pat, x, W, mu)`` (exact stage without damped iterations
+    only), if given, is a cheap lower bound on the first Newton decrement: when
+    it is already outside the quadratic region the stage fails as it would after
+    computing that decrement, without solving a Newton system.
     """
     W = _inverse(L)
+    if exact_stage and damped == 0 and decrement_bound is not None and decrement_bound(pat, x, W, mu) >= _FULL_STEP:
+        return x, L, W, False, 0
     f = _value(pat, x, L, mu)
     prev = np.inf
     for it in range(1, max_newton + 1):
@@ -327,7 +335,7 @@ def solve_newton(
 
 def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol: float, max_newton: int,
            exact_limit: bool, warm_direction=_newton_direction, refine_start=None, skip_to_limit: bool = False,
-           kkt_stop: float | None = None):
+           kkt_stop: float | None = None, cold_direction=_newton_direction, decrement_bound=None):
     """The stages of :func:`solve_newton`: ``(pattern, x, W, mu, n_iter)``.
 
     ``warm_direction`` computes the Newton steps of the stages that start from a
@@ -339,6 +347,9 @@ def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol
     so that its answers stay bit for bit those of the committed results).
     ``kkt_stop`` lets the exact stages that follow a warm start end one Newton
     system early (see :func:`_stage`); the cold path never does.
+    ``cold_direction`` computes the (factored) Newton steps of the cold
+    continuation, and ``decrement_bound`` may spare the final exact stage a
+    Newton system when the limit is out of reach (see :func:`_stage`).
     """
     mus = mu_schedule(mu0, mu_min, mu_factor)
     pat = _Pattern(p)
@@ -368,7 +379,7 @@ def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol
             n_iter += k
             if ok:
                 best = (x, L, W, mus[-1])
-    final_direction, final_stop = (warm_direction, kkt_stop) if best is not None else (_newton_direction, None)
+    final_direction, final_stop = (warm_direction, kkt_stop) if best is not None else (cold_direction, None)
 
     # Cold continuation. When the off-diagonal measurements dwarf the diagonal
     # ones (a far from completable y), the diagonal start is badly centred for
@@ -383,7 +394,8 @@ def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol
         x = pat.entries(np.diag(1.0 / diagonal_barrier_solution(p, schedule[0])))
         L = _factor(pat.matrix(x))
         for mu in schedule:
-            x_new, L_new, W_new, ok, k = _stage(pat, x, L, mu, tol=tol, max_newton=max_newton)
+            x_new, L_new, W_new, ok, k = _stage(pat, x, L, mu, tol=tol, max_newton=max_newton,
+                                                direction=cold_direction)
             n_iter += k
             if not ok:
                 break  # divergence guard: keep the previous stage's answer
@@ -399,7 +411,7 @@ def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol
     x, L, W, mu = best
     if exact_limit:
         x0, L0, W0, ok, k = _stage(pat, x, L, 0.0, tol=tol, max_newton=max_newton, exact_stage=True,
-                                   direction=final_direction, kkt_stop=final_stop)
+                                   direction=final_direction, kkt_stop=final_stop, decrement_bound=decrement_bound)
         n_iter += k
         if ok:
             x, L, W, mu = x0, L0, W0, 0.0

@@ -36,9 +36,11 @@ a new block factors the Hessian at every step as :mod:`.newton` does.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from scipy.linalg import cho_solve
+from scipy.linalg.lapack import dpotrf
 from scipy.sparse import csr_matrix
 
 from paceggm.reconstruction.newton import (
@@ -47,7 +49,7 @@ from paceggm.reconstruction.newton import (
     _decrement,
     _factor,
     _gradient,
-    _hessian_factor,
+    _newton_direction,
     _Pattern,
     _solve,
 )
@@ -90,6 +92,53 @@ class PCGNewtonState(NewtonState):
 
     hessian: tuple | None = None
     factor_use: tuple[int, int, int] = (0, 0, 0)
+
+
+def _hessian_diagonal(pat: _Pattern, W: np.ndarray, mu: float) -> np.ndarray:
+    return pat.mm.diagonal() * (W[pat.r, pat.r] * W[pat.c, pat.c] + W[pat.r, pat.c] ** 2) + mu * pat.q
+
+
+def _hessian_factor(pat: _Pattern, W: np.ndarray, mu: float):
+    """:func:`.newton._hessian_factor` assembled in about half the time (the same ``(cf, h)`` to rounding).
+
+    Gathering the four ``|S| × |S|`` products from the rows ``W[r]``, ``W[c]``
+    (one index per gather) and applying both the ``m mᵀ / 2`` weights and the
+    Jacobi scaling as one rank-one scaling, in place, halves the assembly, which
+    cost more than the factorisation itself (measured at |S| ≈ 900, d = 200:
+    9.2 ms against 4.6 ms, the Cholesky 5.9 ms).
+    """
+    r, c = pat.r, pat.c
+    Wr, Wc = W[r], W[c]
+    i = np.arange(r.size)
+    h2 = 0.5 * pat.m * pat.m * (Wr[i, r] * Wc[i, c] + Wr[i, c] ** 2) + mu * pat.q
+    if not (np.all(np.isfinite(h2)) and np.all(h2 > 0)):
+        return None
+    h = np.sqrt(h2)
+    H = np.take(Wr, r, axis=1)
+    H *= np.take(Wc, c, axis=1)
+    T = np.take(Wr, c, axis=1)
+    T *= np.take(Wc, r, axis=1)
+    H += T
+    del T
+    u = np.sqrt(0.5) * pat.m / h
+    H *= u[:, None]
+    H *= u[None, :]
+    H[i, i] += mu * pat.q / h2
+    if not np.all(np.isfinite(H)):
+        return None
+    cf, info = dpotrf(H, lower=1, overwrite_a=1, clean=0)
+    if info != 0:
+        return None
+    return (cf, True), h
+
+
+# Newton steps of the small blocks' warm stages. The cold continuation keeps the
+# reference's assembly: where the measurements are not completable the answer at
+# μ_min is only defined to about 1e-8 in floating point (``P`` of the order of
+# ``1/μ``), and Hessians assembled with other roundings move it by that much
+# (measured: 0.9–2e-8 relative on 8 × 8 blocks), while the reference's path
+# reproduces it bit for bit.
+_factored_direction = partial(_newton_direction, hessian_factor=_hessian_factor)
 
 
 class _Preconditioner:
@@ -167,7 +216,7 @@ class _PCGDirection:
 
     def __call__(self, pat: _Pattern, x: np.ndarray, W: np.ndarray, mu: float):
         g = _gradient(pat, x, W, mu)
-        diag = pat.mm.diagonal() * (W[pat.r, pat.r] * W[pat.c, pat.c] + W[pat.r, pat.c] ** 2) + mu * pat.q
+        diag = _hessian_diagonal(pat, W, mu)
         if not (np.all(np.isfinite(diag)) and np.all(diag > 0) and np.all(np.isfinite(g))):
             return None, np.nan
         if self.pre.pieces and not self._refactor:
@@ -185,6 +234,27 @@ class _PCGDirection:
         self.pre = _Preconditioner(self.S)
         self.pre.add(np.arange(self.S), cf, h)
         return self._next_tolerance(*_decrement(g, -cho_solve(cf, g / h, check_finite=False) / h))
+
+    def decrement_bound(self, pat: _Pattern, x: np.ndarray, W: np.ndarray, mu: float) -> float:
+        """A lower bound on the Newton decrement at ``x``: one preconditioner solve and one Hessian product.
+
+        ``δ² = gᵀ H⁻¹ g ≥ (gᵀv)² / vᵀHv`` for any ``v`` (Cauchy–Schwarz in the
+        ``H`` norm); ``v = M⁻¹ g`` with the preconditioner ``M`` makes it tight
+        when ``M`` is close to ``H``. Where the measurements are not completable,
+        the exact stage after the μ_min stage starts far outside the quadratic
+        region (measured: every one of 643 such attempts in a low-rank fit), and
+        this replaces the Newton system, solved to ``1e-12``, that found it out.
+        """
+        g = _gradient(pat, x, W, mu)
+        diag = _hessian_diagonal(pat, W, mu)
+        if not (np.all(np.isfinite(diag)) and np.all(diag > 0) and np.all(np.isfinite(g))):
+            return 0.0
+        v = self.pre.solve(g, diag) if self.pre.pieces else g / diag
+        vHv = float(np.dot(v, self._hessian_times(v, W, W[pat.r], mu)))
+        gv = float(np.dot(g, v))
+        if not (vHv > 0 and np.isfinite(vHv) and np.isfinite(gv)):
+            return 0.0
+        return abs(gv) / np.sqrt(vHv)
 
     def _next_tolerance(self, step, dec):
         if step is not None:
@@ -319,18 +389,21 @@ def solve_newton_pcg(
         # Small enough that factoring the Hessian is cheaper than CG.
         pat, x, W, mu, n_iter = _solve(p, init, mu0=mu0, mu_min=mu_min, mu_factor=mu_factor, tol=tol,
                                        max_newton=max_newton, exact_limit=exact_limit,
+                                       warm_direction=_factored_direction,
                                        refine_start=_coordinate_start, skip_to_limit=True, kkt_stop=_KKT_STOP)
         return BlockSolution(W=W, state=PCGNewtonState(pat.matrix(x), p.scale, mu), mu=mu, n_iter=n_iter,
                              converged=mu <= mu_min)
     holder = {}
 
-    def direction(pat, x, W, mu):
+    def pcg(pat):
         if "dir" not in holder or holder["dir"].pat is not pat:
             holder["dir"] = _PCGDirection(pat, init)
-        return holder["dir"](pat, x, W, mu)
+        return holder["dir"]
 
     pat, x, W, mu, n_iter = _solve(p, init, mu0=mu0, mu_min=mu_min, mu_factor=mu_factor, tol=tol,
-                                   max_newton=max_newton, exact_limit=exact_limit, warm_direction=direction,
+                                   max_newton=max_newton, exact_limit=exact_limit,
+                                   warm_direction=lambda pat, x, W, mu: pcg(pat)(pat, x, W, mu),
+                                   decrement_bound=lambda pat, x, W, mu: pcg(pat).decrement_bound(pat, x, W, mu),
                                    refine_start=_coordinate_start, skip_to_limit=True, kkt_stop=_KKT_STOP)
     hessian, use = None, (0, 0, 0)
     if "dir" in holder:
