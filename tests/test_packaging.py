@@ -120,11 +120,11 @@ def test_wheel_in_a_fresh_venv_runs_the_demo_outside_the_clone(tmp_path):
     assert not (ROOT / "build").exists()
 
 
-def test_the_recorded_commit_is_dirty_for_code_changes_not_for_a_cleared_runs_folder(monkeypatch, tmp_path):
+def test_the_recorded_commit_is_dirty_for_code_changes_not_for_results(monkeypatch, tmp_path):
     git = ["git", "-c", "user.email=t@example.org", "-c", "user.name=t", "-C", str(tmp_path)]
-    (tmp_path / "conf").mkdir()
-    (tmp_path / "runs").mkdir()
-    for name in ("pyproject.toml", "conf/config.yaml", "runs/.gitkeep", "code.py"):
+    for folder in ("conf", "runs", "figures"):
+        (tmp_path / folder).mkdir()
+    for name in ("pyproject.toml", "conf/config.yaml", "runs/.gitkeep", "figures/table.md", "code.py"):
         (tmp_path / name).write_text("x = 1\n")
     subprocess.run(git + ["init", "-q"], check=True)
     subprocess.run(git + ["add", "."], check=True)
@@ -133,6 +133,7 @@ def test_the_recorded_commit_is_dirty_for_code_changes_not_for_a_cleared_runs_fo
     monkeypatch.setattr(config, "REPO_ROOT", tmp_path)
     assert config._git_commit() == head
     (tmp_path / "runs" / ".gitkeep").unlink()  # make reproduce from an emptied runs/
+    (tmp_path / "figures" / "table.md").write_text("published by an earlier sweep\n")
     assert config._git_commit() == head
     (tmp_path / "code.py").write_text("x = 2\n")
     assert config._git_commit() == head + "+dirty"

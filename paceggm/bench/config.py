@@ -93,9 +93,10 @@ def _git_commit() -> str:
         out = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"],
                              capture_output=True, text=True, timeout=10, check=True)
         commit = out.stdout.strip()
-        # runs/ holds results, not code: clearing it (placeholder included) leaves the code as committed.
+        # runs/ and figures/ hold results, not code: clearing runs/ (placeholder included) or publishing
+        # tables into figures/ between two sweeps leaves the code that measures as committed.
         dirty = subprocess.run(["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--untracked-files=no",
-                                "--", ".", ":(exclude)runs"],
+                                "--", ".", ":(exclude)runs", ":(exclude)figures"],
                                capture_output=True, text=True, timeout=10, check=True).stdout.strip()
         return commit + ("+dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
