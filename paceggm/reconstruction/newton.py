@@ -335,7 +335,7 @@ def solve_newton(
 
 def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol: float, max_newton: int,
            exact_limit: bool, warm_direction=_newton_direction, refine_start=None, skip_to_limit: bool = False,
-           kkt_stop: float | None = None, cold_direction=_newton_direction, decrement_bound=None):
+           kkt_stop: float | None = None, decrement_bound=None):
     """The stages of :func:`solve_newton`: ``(pattern, x, W, mu, n_iter)``.
 
     ``warm_direction`` computes the Newton steps of the stages that start from a
@@ -347,9 +347,8 @@ def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol
     so that its answers stay bit for bit those of the committed results).
     ``kkt_stop`` lets the exact stages that follow a warm start end one Newton
     system early (see :func:`_stage`); the cold path never does.
-    ``cold_direction`` computes the (factored) Newton steps of the cold
-    continuation, and ``decrement_bound`` may spare the final exact stage a
-    Newton system when the limit is out of reach (see :func:`_stage`).
+    ``decrement_bound`` may spare the final exact stage a Newton system when
+    the limit is out of reach (see :func:`_stage`).
     """
     mus = mu_schedule(mu0, mu_min, mu_factor)
     pat = _Pattern(p)
@@ -379,7 +378,7 @@ def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol
             n_iter += k
             if ok:
                 best = (x, L, W, mus[-1])
-    final_direction, final_stop = (warm_direction, kkt_stop) if best is not None else (cold_direction, None)
+    final_direction, final_stop = (warm_direction, kkt_stop) if best is not None else (_newton_direction, None)
 
     # Cold continuation. When the off-diagonal measurements dwarf the diagonal
     # ones (a far from completable y), the diagonal start is badly centred for
@@ -394,8 +393,7 @@ def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol
         x = pat.entries(np.diag(1.0 / diagonal_barrier_solution(p, schedule[0])))
         L = _factor(pat.matrix(x))
         for mu in schedule:
-            x_new, L_new, W_new, ok, k = _stage(pat, x, L, mu, tol=tol, max_newton=max_newton,
-                                                direction=cold_direction)
+            x_new, L_new, W_new, ok, k = _stage(pat, x, L, mu, tol=tol, max_newton=max_newton)
             n_iter += k
             if not ok:
                 break  # divergence guard: keep the previous stage's answer
