@@ -235,8 +235,11 @@ def _status(row: dict) -> str:
 
 
 def _commits(rows: list[dict]) -> str:
-    return ", ".join(sorted({str(r.get("commit", "unknown"))[:12] + ("+dirty" if "+dirty" in str(r.get("commit"))
-                                                                     else "") for r in rows})) or "—"
+    def short(commit: str) -> str:  # the hash shortened, "+dirty" kept
+        head, plus, tail = commit.partition("+")
+        return head[:12] + plus + tail
+
+    return ", ".join(sorted({short(str(r.get("commit", "unknown"))) for r in rows})) or "—"
 
 
 def _markdown(rows: list[dict], machine: str) -> str:
@@ -343,9 +346,6 @@ def _store_rows(store) -> list[dict]:
     return list(scan.rows.values())
 
 
-def _draw_store(store, rows: list[dict]) -> None:
-    write_outputs(rows, tables=store.root, figures=store.root)
-
 
 def main(argv=None) -> int:
     from paceggm.bench.config import _git_commit
@@ -384,6 +384,8 @@ def main(argv=None) -> int:
     if args.jobs < 1:
         ap.error("--jobs must be at least 1")
     args.commit = _git_commit()
+    # Only a clean commit identifies the code that measured a row; anything else is measured again.
+    reusable = not args.commit.endswith("+dirty") and args.commit != "unknown"
     machine = _machine()
     store = RunStore(args.store)
     failed = 0
@@ -395,9 +397,8 @@ def main(argv=None) -> int:
         for shape, d, rho, solver in grid:
             key = cell_key(shape, d, rho, solver, n=args.n, timeout=args.timeout, reference=d <= args.reference_max_d)
             old = stored.get(key)
-            # Only a clean commit identifies the code that measured a row; anything else is measured again.
-            if (not args.rerun and old is not None and old["status"] == "ok" and old.get("commit") == args.commit
-                    and not args.commit.endswith("+dirty") and args.commit != "unknown"):
+            if not args.rerun and reusable and old is not None and old["status"] == "ok" \
+                    and old.get("commit") == args.commit:
                 continue
             todo.append((shape, d, rho, solver))
         print(f"{len(grid) - len(todo)} of {len(grid)} cells already in {store.root} from this commit; "
@@ -415,10 +416,11 @@ def main(argv=None) -> int:
                 failed += row["status"] != "ok"
                 print(json.dumps(row), flush=True)
                 stored[row["cell_key"]] = row
-                _draw_store(store, list(stored.values()))
-        rows = _store_rows(store)
-        if rows:
-            _draw_store(store, rows)
+                # Redrawn after every cell, so the store's tables are current if the sweep is stopped.
+                write_outputs(list(stored.values()), tables=store.root, figures=store.root)
+        rows = list(stored.values())
+        if rows and not todo:
+            write_outputs(rows, tables=store.root, figures=store.root)
     if args.publish:
         _, message = publish(rows, tables=args.tables, figures=args.figures)
         print(message, file=sys.stderr)
