@@ -10,7 +10,13 @@ from paceggm.bench import scale_benchmark as sc
 from paceggm.reconstruction import newton, newton_pcg
 from paceggm.reconstruction.chordal import chordal_maxdet_completion
 from paceggm.reconstruction.newton import _newton_direction, _Pattern, solve_newton
-from paceggm.reconstruction.newton_pcg import PCGNewtonState, _best_entry, _PCGDirection, solve_newton_pcg
+from paceggm.reconstruction.newton_pcg import (
+    PCGNewtonState,
+    _best_entry,
+    _factor_solve,
+    _PCGDirection,
+    solve_newton_pcg,
+)
 from paceggm.reconstruction.problem import make_problem
 
 
@@ -173,6 +179,21 @@ def test_fast_hessian_assembly_equals_the_reference_one(mu):
     (cf, lower), h = newton_pcg._hessian_factor(pat, W, mu)
     assert lower and np.allclose(h, h_ref, rtol=1e-14, atol=0)
     assert np.abs(np.tril(cf) - np.tril(cf_ref)).max() <= 1e-12
+
+
+def test_factor_solve_is_the_cholesky_solve_with_garbage_above_the_diagonal():
+    # dpotrf(clean=0) leaves the original matrix above the diagonal: only the lower triangle may be read.
+    from scipy.linalg.lapack import dpotrf
+
+    rng = np.random.default_rng(3)
+    G = rng.normal(size=(30, 30))
+    A = G @ G.T + 30 * np.eye(30)
+    L, info = dpotrf(A, lower=1, clean=0)
+    assert info == 0 and np.any(np.triu(L, 1) != 0)
+    b = rng.normal(size=30)
+    assert np.allclose(A @ _factor_solve((L, True), b), b, rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="lower"):
+        _factor_solve((L.T, False), b)
 
 
 @pytest.mark.parametrize("a, c, y, muq", [(0.3, 0.8, 0.5, 0.0), (0.3, 0.8, -2.0, 0.0), (0.0, 1.0, 0.9, 1e-3),

@@ -40,6 +40,7 @@ from functools import partial
 
 import numpy as np
 from scipy.linalg import cho_solve
+from scipy.linalg.blas import dtrsv
 from scipy.linalg.lapack import dpotrf
 from scipy.sparse import csr_matrix
 
@@ -141,6 +142,21 @@ def _hessian_factor(pat: _Pattern, W: np.ndarray, mu: float):
 _factored_direction = partial(_newton_direction, hessian_factor=_hessian_factor)
 
 
+def _factor_solve(cf, b: np.ndarray) -> np.ndarray:
+    """``(L Lᵀ)⁻¹ b`` for a lower Cholesky factor ``cf = (L, True)``, by two triangular solves.
+
+    CG solves one right-hand side at a time, and for one right-hand side two BLAS
+    ``trsv`` calls are about 3× faster than LAPACK's ``potrs`` (what
+    :func:`scipy.linalg.cho_solve` calls) with the OpenBLAS NumPy ships
+    (measured at |S| = 1,400, one thread: 0.21 against 0.59 ms); the
+    preconditioner solves were a third of a low-rank fit's time.
+    """
+    L, lower = cf
+    if not lower:
+        raise ValueError("expected a lower Cholesky factor")
+    return dtrsv(L, dtrsv(L, b, lower=1), lower=1, trans=1)
+
+
 class _Preconditioner:
     """Block-diagonal: earlier Hessian factors on their variables, a diagonal elsewhere."""
 
@@ -155,7 +171,7 @@ class _Preconditioner:
     def solve(self, v: np.ndarray, diag: np.ndarray) -> np.ndarray:
         out = v / diag
         for pos, cf, h in self.pieces:
-            out[pos] = cho_solve(cf, v[pos] / h, check_finite=False) / h
+            out[pos] = _factor_solve(cf, v[pos] / h) / h
         return out
 
 
@@ -233,7 +249,7 @@ class _PCGDirection:
         self.factor = factor
         self.pre = _Preconditioner(self.S)
         self.pre.add(np.arange(self.S), cf, h)
-        return self._next_tolerance(*_decrement(g, -cho_solve(cf, g / h, check_finite=False) / h))
+        return self._next_tolerance(*_decrement(g, -_factor_solve(cf, g / h) / h))
 
     def decrement_bound(self, pat: _Pattern, x: np.ndarray, W: np.ndarray, mu: float) -> float:
         """A lower bound on the Newton decrement at ``x``: one preconditioner solve and one Hessian product.
