@@ -15,6 +15,7 @@ from paceggm.reconstruction.newton_pcg import (
     _best_entry,
     _factor_solve,
     _PCGDirection,
+    _single,
     solve_newton_pcg,
 )
 from paceggm.reconstruction.problem import make_problem
@@ -181,7 +182,7 @@ def test_fast_hessian_assembly_equals_the_reference_one(mu):
     assert np.abs(np.tril(cf) - np.tril(cf_ref)).max() <= 1e-12
 
 
-def test_factor_solve_is_the_cholesky_solve_with_garbage_above_the_diagonal():
+def test_factor_solve_is_the_cholesky_solve_also_in_single_precision():
     # dpotrf(clean=0) leaves the original matrix above the diagonal: only the lower triangle may be read.
     from scipy.linalg.lapack import dpotrf
 
@@ -192,6 +193,10 @@ def test_factor_solve_is_the_cholesky_solve_with_garbage_above_the_diagonal():
     assert info == 0 and np.any(np.triu(L, 1) != 0)
     b = rng.normal(size=30)
     assert np.allclose(A @ _factor_solve((L, True), b), b, rtol=0, atol=1e-12)
+    # The single-precision copy (what preconditions) solves to single precision, in double.
+    x = _factor_solve(_single((L, True)), b)
+    assert x.dtype == np.float64 and np.allclose(A @ x, b, rtol=0, atol=1e-4)
+    assert not np.allclose(A @ x, b, rtol=0, atol=1e-12)
     with pytest.raises(ValueError, match="lower"):
         _factor_solve((L.T, False), b)
 

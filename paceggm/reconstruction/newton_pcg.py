@@ -4,8 +4,8 @@ The Newton solver of :mod:`.newton` factors the ``|S| × |S|`` Hessian at every
 iteration; once one component of the pattern holds most variables that is
 ``|S|³/3`` flops per iteration, far more than anything else in a round. But a
 PACE-GGM round changes one entry: the Hessian at the new answer is close to the
-Hessian at the old one. This solver therefore keeps the Cholesky factor of a
-Hessian from an earlier iteration (or round) and solves each Newton system by
+Hessian at the old one. This solver therefore keeps the Cholesky factor (in single precision) of
+a Hessian from an earlier iteration (or round) and solves each Newton system by
 conjugate gradients preconditioned with it:
 
 * a Hessian–vector product needs no Hessian: with ``ΔP`` the sparse symmetric
@@ -40,7 +40,7 @@ from functools import partial
 
 import numpy as np
 from scipy.linalg import cho_solve
-from scipy.linalg.blas import dtrsv
+from scipy.linalg.blas import dtrsv, strsv
 from scipy.linalg.lapack import dpotrf
 from scipy.sparse import csr_matrix
 
@@ -89,7 +89,7 @@ class PCGNewtonState(NewtonState):
     """A :class:`NewtonState` that also keeps the last Hessian factorisation.
 
     ``hessian`` is ``(cf, h, rows, cols)``: the Cholesky factor of the
-    Jacobi-scaled Hessian, its scaling and the pattern entries (local indices)
+    Jacobi-scaled Hessian (in single precision: it only preconditions), its scaling and the pattern entries (local indices)
     in the factor's order. ``factor_use`` is ``(solves, steps, last)``: the
     solves that have preconditioned with that factor, their CG steps in all, and
     the last one's.
@@ -158,7 +158,24 @@ def _factor_solve(cf, b: np.ndarray) -> np.ndarray:
     L, lower = cf
     if not lower:
         raise ValueError("expected a lower Cholesky factor")
+    if L.dtype == np.float32:
+        return strsv(L, strsv(L, b.astype(np.float32), lower=1), lower=1, trans=1).astype(np.float64)
     return dtrsv(L, dtrsv(L, b, lower=1), lower=1, trans=1)
+
+
+def _single(cf):
+    """A factor in single precision, for preconditioning only.
+
+    The solves read the whole triangle for a few flops per entry, so they go at
+    the speed of memory: half the bytes, half the time (measured at |S| =
+    1,900: 0.21 against 0.44 ms; on late blocks of a low-rank d = 400 fit,
+    1.27x faster solves with the same Newton iterations and answers). Rounding
+    at 1e-7 of a factor only moves the preconditioner, not the system CG
+    solves: its residuals are computed in double precision. Directions taken
+    straight from a fresh factorisation use the double-precision factor.
+    """
+    L, lower = cf
+    return np.asfortranarray(L, dtype=np.float32), lower
 
 
 class _Preconditioner:
@@ -250,9 +267,9 @@ class _PCGDirection:
         self.n_factor += 1
         self._steps_before = self.n_cg
         cf, h = factor
-        self.factor = factor
+        self.factor = (_single(cf), h)
         self.pre = _Preconditioner(self.S)
-        self.pre.add(np.arange(self.S), cf, h)
+        self.pre.add(np.arange(self.S), *self.factor)
         return self._next_tolerance(*_decrement(g, -_factor_solve(cf, g / h) / h))
 
     def decrement_bound(self, pat: _Pattern, x: np.ndarray, W: np.ndarray, mu: float) -> float:
@@ -433,6 +450,6 @@ def solve_newton_pcg(
         # the next round.
         factor = _hessian_factor(pat, W, mu)
         if factor is not None:
-            hessian = (factor[0], factor[1], pat.r, pat.c)
+            hessian = (_single(factor[0]), factor[1], pat.r, pat.c)
     return BlockSolution(W=W, state=PCGNewtonState(pat.matrix(x), p.scale, mu, hessian, use), mu=mu,
                          n_iter=n_iter, converged=mu <= mu_min)
