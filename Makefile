@@ -121,6 +121,14 @@ audit: install
 package-check: install
 	$(PY) -m pytest -q tests/test_packaging.py
 
+# --- newton_pcg against the reference newton on real PACE-GGM runs (adult, spambase, communities_crime,
+# rho in {1, 10}, ten trials): same selections, estimates within 1e-8 -> figures/tables/solver_agreement.md
+# (about a minute; needs the raw data, see datasets/README.md). Fails if a fit disagrees.
+AGREEMENT_ARGS ?=
+.PHONY: bench-agreement
+bench-agreement: install
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.solver_agreement --publish $(AGREEMENT_ARGS)
+
 # --- PACE-GGM at scale: whole fits on synthetic data, d = 100..1,600, rho in {1, 10}, three covariance
 # shapes, one core per fit -> the store runs/scale/ (one file per cell; a rerun resumes) and its tables;
 # published to figures/tables/scale_benchmark.{md,tex,json}, figures/scale_benchmark.{pdf,png} only when
