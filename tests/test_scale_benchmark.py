@@ -50,6 +50,7 @@ def test_small_grid_end_to_end(tmp_path, commit):
     for r in rows:
         assert r["rounds"] >= 1 and r["chol_s"] > 0 and r["peak_rss_mb"] > 0 and r["commit"] == "c0ffee"
         assert r["ref_diff"] <= 1e-8 and r["kkt"] <= 1e-8
+        assert 0 < r["recon_s"] < r["cpu_s"]
     assert len(list((store / "cells").glob("*.json"))) == 4
     md = (store / "scale_benchmark.md").read_text()
     assert md.count("| lowrank | 24 |") == 4 and "commit c0ffee" in md
@@ -136,3 +137,4 @@ def test_a_cell_over_its_time_limit_is_recorded_not_fatal():
     row = sc.run_cell("lowrank", 60, 10.0, n=2000, timeout=0.05, reference=True)
     assert row["status"] == "ok" and row["fit"] == "timeout" and row["n_offdiagonal"] is None
     assert "ref_diff" not in row
+    assert 0 <= row["recon_s"] <= row["cpu_s"]
