@@ -50,7 +50,7 @@ def test_small_grid_end_to_end(tmp_path, commit):
     for r in rows:
         assert r["rounds"] >= 1 and r["chol_s"] > 0 and r["peak_rss_mb"] > 0 and r["commit"] == "c0ffee"
         assert r["ref_diff"] <= 1e-8 and r["kkt"] <= 1e-8
-        assert 0 < r["recon_s"] < r["cpu_s"]
+        assert 0 < r["recon_s"] <= r["cpu_s"]
     assert len(list((store / "cells").glob("*.json"))) == 4
     md = (store / "scale_benchmark.md").read_text()
     assert md.count("| lowrank | 24 |") == 4 and "commit c0ffee" in md

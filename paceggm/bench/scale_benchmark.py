@@ -89,9 +89,9 @@ def _cholesky_seconds(d: int, rng: np.random.Generator, repeat: int = 5) -> floa
     A = G @ G.T / d + np.eye(d)
     best = np.inf
     for _ in range(repeat):
-        t0 = time.process_time()
+        t0 = time.thread_time()
         dpotrf(A, lower=1)
-        best = min(best, time.process_time() - t0)
+        best = min(best, time.thread_time() - t0)
     return best
 
 
@@ -139,14 +139,17 @@ def run_cell(shape: str, d: int, rho: float, *, n: int, timeout: float, referenc
     row["chol_s"] = _cholesky_seconds(d, np.random.default_rng(0))
     rounds, recon_cpu = [0], [0.0]
 
+    # While the CPU-budget timer below runs, the process clock advances only in
+    # scheduler ticks (measured here: 0 or 5.6 ms for 0.4 ms of work), too coarse
+    # for one round; the thread clock stays exact, and the fit runs on this thread.
     class Counting(estimator.IncrementalReconstruction):
         def update(self, j, k):
             rounds[0] += 1
-            t = time.process_time()
+            t = time.thread_time()
             try:
                 return super().update(j, k)
             finally:
-                recon_cpu[0] += time.process_time() - t
+                recon_cpu[0] += time.thread_time() - t
 
     def stop(signum, frame):
         raise _Timeout
