@@ -77,10 +77,10 @@ _WARM_DAMPED = 6
 _FULL_STEP = 0.25
 # Once below this, a decrement that no longer decreases is rounding noise.
 _FLOOR = 1e-6
-# Decrement below which a full step from the quadratic region is within 1e-10 of the
-# optimum ((δ/(1 − δ))² for a self-concordant function), so that an exact stage
-# with ``kkt_stop`` may end on that step.
-_EARLY = 1e-5
+# Decrement below which an exact stage with ``kkt_stop`` tries to end on the full
+# step: from the quadratic region that step is within (δ/(1 − δ))² ≈ 1e-8 of the
+# optimum for a self-concordant function, and its KKT residual decides.
+_EARLY = 1e-4
 # Factors on μ_0 at which the cold path restarts when its first stage fails.
 _BACKOFF = (1.0, 1e3, 1e6)
 
@@ -209,7 +209,7 @@ def _stage(pat: _Pattern, x: np.ndarray, L: np.ndarray, mu: float, *, tol: float
 
     ``kkt_stop`` (exact stage only) ends the stage one Newton system early: once
     the decrement ``δ`` is below ``_EARLY`` and shrinking quadratically, the full
-    step lands within ``(δ/(1 − δ))² ≤ 1e-10`` of the optimum (self-concordance),
+    step lands within ``(δ/(1 − δ))² ≈ 1e-8`` of the optimum (self-concordance),
     which is accepted when its KKT residual ``max |y − W|`` on the pattern is at
     most ``kkt_stop`` relative to ``max |W|`` there — otherwise the stage goes on
     from the step as usual.
