@@ -55,6 +55,7 @@ to the cold continuation if that stage has not converged within 20 iterations.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
@@ -110,11 +111,15 @@ class _Pattern:
         lam = p.weights
         self.q = np.where(diag, 0.5 / lam, 2.0 / lam)
         self.y = p.targets
-        self.mm = 0.5 * np.outer(self.m, self.m)
         self.ix_rr = np.ix_(self.r, self.r)
         self.ix_cc = np.ix_(self.c, self.c)
         self.ix_rc = np.ix_(self.r, self.c)
         self.ix_cr = np.ix_(self.c, self.r)
+
+    @cached_property
+    def mm(self) -> np.ndarray:
+        """The Hessian's weights ``m_i m_j / 2``, ``|S| × |S|``: made only for a solver that assembles it."""
+        return 0.5 * np.outer(self.m, self.m)
 
     def matrix(self, x: np.ndarray) -> np.ndarray:
         P = np.zeros((self.d, self.d))

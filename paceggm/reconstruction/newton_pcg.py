@@ -103,7 +103,7 @@ class PCGNewtonState(NewtonState):
 
 
 def _hessian_diagonal(pat: _Pattern, W: np.ndarray, mu: float) -> np.ndarray:
-    return pat.mm.diagonal() * (W[pat.r, pat.r] * W[pat.c, pat.c] + W[pat.r, pat.c] ** 2) + mu * pat.q
+    return 0.5 * pat.m * pat.m * (W[pat.r, pat.r] * W[pat.c, pat.c] + W[pat.r, pat.c] ** 2) + mu * pat.q
 
 
 def _hessian_factor(pat: _Pattern, W: np.ndarray, mu: float):
