@@ -123,7 +123,8 @@ def test_hessian_vector_product_is_the_assembled_hessian_times_the_vector(mu):
     sigma, pattern = _tree_problem(d, 25, rng)
     pat = _Pattern(_problem(sigma, pattern))
     W = sigma
-    H = pat.mm * (W[pat.ix_rr] * W[pat.ix_cc] + W[pat.ix_rc] * W[pat.ix_cr]) + np.diag(mu * pat.q)
+    r, c = pat.r, pat.c
+    H = pat.mm * (W[np.ix_(r, r)] * W[np.ix_(c, c)] + W[np.ix_(r, c)] * W[np.ix_(c, r)]) + np.diag(mu * pat.q)
     v = rng.normal(size=pat.r.size)
     got = _PCGDirection(pat, None)._hessian_times(v, W, W[pat.r], mu)
     assert np.abs(got - H @ v).max() <= 1e-13 * np.abs(H @ v).max()

