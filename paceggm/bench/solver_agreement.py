@@ -80,9 +80,10 @@ def run(datasets, rhos, trials: int, *, solver: str, data_dir=None, log=print) -
     return rows
 
 
-def markdown(rows: list[dict], *, solver: str) -> str:
+def markdown(rows: list[dict], *, solver: str, commit: str = "unknown") -> str:
     lines = [f"# `{solver}` against the reference `{REFERENCE}` on real PACE-GGM runs (`make bench-agreement`)", "",
-             f"Same data, same seed, both solvers; one BLAS thread, CPU seconds. A fit agrees when both select "
+             f"Code: commit {commit[:12]}. Same data, same seed, both solvers; one BLAS thread, CPU seconds. "
+             "A fit agrees when both select "
              f"the same entries in the same order and the final estimates differ by at most {TOLERANCE:g} of the "
              "largest entry. Published preprocessing, its bound waived as in the reproduction (the data exceed "
              "B = 1 after centring). Seeds derive from (\"solver-agreement\", data set, ρ, trial).", "",
@@ -117,7 +118,9 @@ def main(argv=None) -> int:
     datasets = [s for s in args.datasets.split(",") if s]
     rhos = [float(s) for s in args.rhos.split(",") if s]
     rows = run(datasets, rhos, args.trials, solver=args.solver, data_dir=args.data_dir)
-    text = markdown(rows, solver=args.solver)
+    from paceggm.bench.config import _git_commit
+
+    text = markdown(rows, solver=args.solver, commit=_git_commit())
     print(text)
     complete = (set(datasets) >= set(DATASETS) and set(rhos) >= set(RHOS) and args.trials >= TRIALS)
     if args.publish:
