@@ -161,24 +161,30 @@ def _gradient(pat: _Pattern, x: np.ndarray, W: np.ndarray, mu: float) -> np.ndar
     return pat.m * (pat.y - W[pat.r, pat.c]) + mu * pat.q * x
 
 
+def _hessian_products(pat: _Pattern, Wr: np.ndarray, Wc: np.ndarray) -> np.ndarray:
+    """``W[r, r] ⊙ W[c, c] + W[r, c] ⊙ W[c, r]`` over the pattern, from the rows ``Wr = W[r]``, ``Wc = W[c]``.
+
+    The Hessian before its weights. One index per gather and the products in
+    place: 1.4-1.7x faster than the four ``np.ix_`` gathers, bit for bit the
+    same (measured at |S| = 500-1,400).
+    """
+    H = np.take(Wr, pat.r, axis=1)
+    H *= np.take(Wc, pat.c, axis=1)
+    T = np.take(Wr, pat.c, axis=1)
+    T *= np.take(Wc, pat.r, axis=1)
+    H += T
+    return H
+
+
 def _hessian_factor(pat: _Pattern, W: np.ndarray, mu: float):
     """``(cf, h)``: Cholesky factor of the Jacobi-scaled Hessian and the scaling, or None.
 
     ``∇²F = D (cf cfᵀ) D`` with ``D = diag(h)``.
 
-    ``H = mm ⊙ (W[r, r] ⊙ W[c, c] + W[r, c] ⊙ W[c, r])``, each product gathered
-    from the rows ``W[r]``, ``W[c]`` (one index per gather) and the arithmetic
-    done in place, in the same order as the textbook expression: bit for bit
-    the same factor in 0.6-0.75 of the time (measured at |S| = 500-1,400).
+    ``H = mm ⊙ (W[r, r] ⊙ W[c, c] + W[r, c] ⊙ W[c, r])`` (:func:`_hessian_products`),
+    the arithmetic in the order of that textbook expression: bit for bit its factor.
     """
-    r, c = pat.r, pat.c
-    Wr, Wc = W[r], W[c]
-    H = np.take(Wr, r, axis=1)
-    H *= np.take(Wc, c, axis=1)
-    T = np.take(Wr, c, axis=1)
-    T *= np.take(Wc, r, axis=1)
-    H += T
-    del T
+    H = _hessian_products(pat, W[pat.r], W[pat.c])
     H *= pat.mm
     H[np.diag_indices_from(H)] += mu * pat.q
     # Jacobi scaling: the Hessian's diagonal spans many orders of magnitude when P
