@@ -55,3 +55,13 @@ def test_compare_reports_the_difference_and_the_selection(perturbed_solver):
 def test_unknown_solver_is_a_usage_error():
     with pytest.raises(SystemExit):
         sa.main(["--solver", "no-such-solver"])
+
+
+def test_an_unknown_or_missing_data_set_is_a_clear_error_not_a_traceback(tmp_path, capsys, monkeypatch):
+    from paceggm.bench.data.sources import OFFLINE_ENV
+
+    monkeypatch.setenv(OFFLINE_ENV, "1")  # no download attempt: the file is simply missing
+    assert sa.main(["--datasets", "no-such-data", "--trials", "1"]) == 2
+    assert "no-such-data" in capsys.readouterr().err
+    assert sa.main(["--datasets", "adult", "--trials", "1", "--data-dir", str(tmp_path)]) == 2
+    assert "adult" in capsys.readouterr().err

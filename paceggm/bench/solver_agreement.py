@@ -117,7 +117,13 @@ def main(argv=None) -> int:
         parser.error(f"unknown solver {args.solver!r}; choose one of {sorted(SOLVERS)}")
     datasets = [s for s in args.datasets.split(",") if s]
     rhos = [float(s) for s in args.rhos.split(",") if s]
-    rows = run(datasets, rhos, args.trials, solver=args.solver, data_dir=args.data_dir)
+    from paceggm.bench.data.sources import DatasetUnavailableError
+
+    try:
+        rows = run(datasets, rhos, args.trials, solver=args.solver, data_dir=args.data_dir)
+    except (DatasetUnavailableError, ValueError) as err:  # unknown name, missing or corrupt file
+        print(f"bench-agreement: {err}", file=sys.stderr)
+        return 2
     from paceggm.bench.config import _git_commit
 
     text = markdown(rows, solver=args.solver, commit=_git_commit())
