@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -13,8 +15,11 @@ from paceggm.reconstruction.newton import _newton_direction, _Pattern, solve_new
 from paceggm.reconstruction.newton_pcg import (
     PCGNewtonState,
     _best_entry,
+    _coordinate_start,
     _factor_solve,
+    _known_inverse,
     _PCGDirection,
+    _rank_two_start,
     _single,
     solve_newton_pcg,
 )
@@ -233,6 +238,62 @@ def _warm_round(d: int, extra: int, seed: int):
     pattern2 = pattern.copy()
     pattern2[j, k] = pattern2[k, j] = True
     return _problem(sigma, pattern2), [(np.arange(d), first.state)]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_rank_two_start_is_the_coordinate_start_with_its_inverse(seed):
+    """The kept W updated by Sherman–Morrison–Woodbury: the same refined P as the factored
+    coordinate start, its exact inverse (to rounding), exactly symmetric."""
+    p, init = _warm_round(40, 30, seed)
+    pat = _Pattern(p)
+    P0, exact = newton._assemble_warm_start(p, init, 1e-8)
+    assert exact
+    W0 = _known_inverse(init, P0, p.scale)
+    assert np.abs(W0 - np.linalg.inv(P0)).max() <= 1e-12 * np.abs(W0).max()
+    P1, W1 = _rank_two_start(pat, P0, 0.0, W0)
+    P_ref, none = _coordinate_start(pat, P0, 0.0)
+    assert none is None and np.count_nonzero(P1 != P0) == 2
+    assert np.abs(P1 - P_ref).max() <= 1e-12 * np.abs(P1).max()
+    assert np.array_equal(W1, W1.T)
+    assert np.abs(W1 - np.linalg.inv(P1)).max() <= 1e-10 * np.abs(W1).max()
+    assert np.abs(W1 - W0).max() > 1e-6 * np.abs(W0).max()  # the update did move W
+
+
+def test_known_inverse_of_a_start_assembled_from_two_blocks_and_a_new_index():
+    """Two solved blocks merged by a new entry, plus an index neither covered: block-diagonal P0⁻¹."""
+    rng = np.random.default_rng(4)
+    sigma, pattern = _tree_problem(21, 0, rng)
+    a, b = np.arange(0, 10), np.arange(10, 20)
+    pattern[np.ix_(a, b)] = pattern[np.ix_(b, a)] = False
+    pattern[20, :20] = pattern[:20, 20] = False
+    first = {name: solve_newton_pcg(_problem(sigma[np.ix_(ix, ix)], pattern[np.ix_(ix, ix)]))
+             for name, ix in (("a", a), ("b", b))}
+    pattern[3, 14] = pattern[14, 3] = pattern[5, 20] = pattern[20, 5] = True
+    p = _problem(sigma, pattern)
+    init = [(a, first["a"].state), (b, first["b"].state)]
+    P0, _ = newton._assemble_warm_start(p, init, 1e-8)
+    W0 = _known_inverse(init, P0, p.scale)
+    assert np.abs(W0 - np.linalg.inv(P0)).max() <= 1e-12 * np.abs(W0).max()
+    no_cov = [(ix, replace(state, covariance=None)) for ix, state in init]
+    assert _known_inverse(no_cov, P0, p.scale) is None
+    sol = solve_newton_pcg(p, init=init)
+    assert sol.mu == 0.0
+    assert np.abs(sol.W - solve_newton(p).W).max() <= 1e-8 * np.abs(sol.W).max()
+
+
+def test_a_warm_round_with_a_kept_inverse_inverts_p_once_less(monkeypatch):
+    """The round's start costs no factorisation or inverse of P; the answer is the same."""
+    p, init = _warm_round(40, 30, 1)
+    calls = []
+    inverse = newton._inverse
+    monkeypatch.setattr(newton, "_inverse", lambda L: calls.append(1) or inverse(L))
+    kept = solve_newton_pcg(p, init=init)
+    n_kept = len(calls)
+    calls.clear()
+    dropped = solve_newton_pcg(p, init=[(ix, replace(state, covariance=None)) for ix, state in init])
+    assert kept.n_iter == dropped.n_iter and n_kept == len(calls) - 1
+    assert np.abs(kept.W - dropped.W).max() <= 1e-12 * np.abs(dropped.W).max()
+    assert np.array_equal(kept.state.covariance, kept.W)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -219,7 +219,7 @@ def _newton_direction(pat: _Pattern, x: np.ndarray, W: np.ndarray, mu: float, *,
 
 def _stage(pat: _Pattern, x: np.ndarray, L: np.ndarray, mu: float, *, tol: float, max_newton: int,
            exact_stage: bool = False, damped: int = 0, direction=_newton_direction, kkt_stop: float | None = None,
-           decrement_bound=None):
+           decrement_bound=None, W: np.ndarray | None = None):
     """Minimise ``F_μ`` from ``x`` (with ``L`` the Cholesky factor of ``P(x)``).
 
     Returns ``(x, L, W, converged, n_iter)``. With ``exact_stage`` (μ = 0), the
@@ -239,8 +239,13 @@ def _stage(pat: _Pattern, x: np.ndarray, L: np.ndarray, mu: float, *, tol: float
     only), if given, is a cheap lower bound on the first Newton decrement: when
     it is already outside the quadratic region the stage fails as it would after
     computing that decrement, without solving a Newton system.
+
+    ``W``, if given, is ``P(x)⁻¹`` already known to the caller (a warm start
+    updated in low rank): the stage's first inverse is then not recomputed.
+    Every answer the stage accepts has its ``W`` from a fresh factorisation.
     """
-    W = _inverse(L)
+    if W is None:
+        W = _inverse(L)
     if exact_stage and damped == 0 and decrement_bound is not None and decrement_bound(pat, x, W, mu) >= _FULL_STEP:
         return x, L, W, False, 0
     f = _value(pat, x, L, mu)
@@ -371,7 +376,8 @@ def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol
     ``warm_direction`` computes the Newton steps of the stages that start from a
     warm start (and of the final exact stage after them); the cold continuation
     always factors the Hessian. ``refine_start(pattern, P0, mu)``, if given,
-    improves a warm start ``P0`` for the stage at ``mu`` it will start. With
+    improves a warm start ``P0`` for the stage at ``mu`` it will start and
+    returns ``(P0, W0)``, ``W0`` its inverse when it knows it (else None). With
     ``skip_to_limit``, a warm start from exact earlier answers tries the μ = 0
     limit before the μ_min stage (:func:`solve_newton` keeps the published path,
     so that its answers stay bit for bit those of the committed results).
@@ -386,8 +392,9 @@ def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol
     best = None  # (x, L, W, mu) of the last converged stage
 
     P0, exact_start = _assemble_warm_start(p, init, mus[-1])
+    W0 = None
     if P0 is not None and refine_start is not None:
-        P0 = refine_start(pat, P0, 0.0 if exact_limit and exact_start and skip_to_limit else mus[-1])
+        P0, W0 = refine_start(pat, P0, 0.0 if exact_limit and exact_start and skip_to_limit else mus[-1])
     if P0 is not None:
         x = pat.entries(P0)
         L = _factor(P0)
@@ -396,15 +403,15 @@ def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol
             # one: try the limit directly, skipping the μ_min stage. The exact stage
             # accepts only quadratic convergence to ``tol``, so a miss costs one
             # Newton direction and the usual path follows.
-            x0, L0, W0, ok, k = _stage(pat, x, L, 0.0, tol=tol, max_newton=min(max_newton, _WARM_ITER),
-                                       exact_stage=True, damped=_WARM_DAMPED, direction=warm_direction,
-                                       kkt_stop=kkt_stop)
+            x1, _, W1, ok, k = _stage(pat, x, L, 0.0, tol=tol, max_newton=min(max_newton, _WARM_ITER),
+                                      exact_stage=True, damped=_WARM_DAMPED, direction=warm_direction,
+                                      kkt_stop=kkt_stop, W=W0)
             n_iter += k
             if ok:
-                return pat, x0, W0, 0.0, n_iter
+                return pat, x1, W1, 0.0, n_iter
         if L is not None:
             x, L, W, ok, k = _stage(pat, x, L, mus[-1], tol=tol, max_newton=min(max_newton, _WARM_ITER),
-                                    direction=warm_direction)
+                                    direction=warm_direction, W=W0)
             n_iter += k
             if ok:
                 best = (x, L, W, mus[-1])
@@ -422,14 +429,17 @@ def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol
         schedule = [m for m in lead if m > mu0 * (1 + 1e-12)] + mus
         x = pat.entries(np.diag(1.0 / diagonal_barrier_solution(p, schedule[0])))
         L = _factor(pat.matrix(x))
+        W = None
         for mu in schedule:
-            x_new, L_new, W_new, ok, k = _stage(pat, x, L, mu, tol=tol, max_newton=max_newton)
+            # Each stage starts where the last ended, whose W it already has
+            # (the same function of the same factor: the same bits).
+            x_new, L_new, W_new, ok, k = _stage(pat, x, L, mu, tol=tol, max_newton=max_newton, W=W)
             n_iter += k
             if not ok:
                 break  # divergence guard: keep the previous stage's answer
-            x, L = x_new, L_new
+            x, L, W = x_new, L_new, W_new
             if mu <= mu0:  # stages above μ_0 only centre the path
-                best = (x, L, W_new, mu)
+                best = (x, L, W, mu)
     if best is None:
         raise RuntimeError(
             f"Newton failed at the first barrier stage (mu={mu0:g}, also when starting the path "
@@ -439,7 +449,8 @@ def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol
     x, L, W, mu = best
     if exact_limit:
         x0, L0, W0, ok, k = _stage(pat, x, L, 0.0, tol=tol, max_newton=max_newton, exact_stage=True,
-                                   direction=final_direction, kkt_stop=final_stop, decrement_bound=decrement_bound)
+                                   direction=final_direction, kkt_stop=final_stop, decrement_bound=decrement_bound,
+                                   W=W)
         n_iter += k
         if ok:
             x, L, W, mu = x0, L0, W0, 0.0
