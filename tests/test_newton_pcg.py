@@ -131,8 +131,40 @@ def test_hessian_vector_product_is_the_assembled_hessian_times_the_vector(mu):
     r, c = pat.r, pat.c
     H = pat.mm * (W[np.ix_(r, r)] * W[np.ix_(c, c)] + W[np.ix_(r, c)] * W[np.ix_(c, r)]) + np.diag(mu * pat.q)
     v = rng.normal(size=pat.r.size)
-    got = _PCGDirection(pat, None)._hessian_times(v, W, W[pat.r], mu)
+    direction = _PCGDirection(pat, None)
+    got = direction._hessian_times(v, W, W[pat.r], mu)
     assert np.abs(got - H @ v).max() <= 1e-13 * np.abs(H @ v).max()
+    W32 = W.astype(np.float32)
+    single = direction._hessian_times(v, W32, W32[pat.r], mu)
+    assert single.dtype == np.float64
+    assert 1e-13 < np.abs(single - H @ v).max() <= 1e-5 * np.abs(H @ v).max()
+    assert np.array_equal(direction._hessian_times(v, W, W[pat.r], mu), got)  # double again after single
+
+
+@pytest.mark.parametrize("rtol, mu, single", [(0.1, 0.0, True), (1e-9, 0.0, True), (1e-10, 0.0, False),
+                                              (0.1, 1e-8, False)])
+def test_single_precision_products_only_in_exact_stages_far_from_the_answer(monkeypatch, rtol, mu, single):
+    """CG products in single precision for μ = 0 systems asked for a residual ≥ _SINGLE_RTOL, else double;
+    the direction is the Newton direction to the residual asked for either way."""
+    rng = np.random.default_rng(8)
+    sigma, pattern = _tree_problem(30, 25, rng)
+    p = _problem(sigma, pattern)
+    pat = _Pattern(p)
+    x = pat.entries(np.linalg.inv(sigma)) * 0.9 + pat.entries(np.eye(30)) * 0.1
+    W = np.linalg.inv(pat.matrix(x))
+    direction = _PCGDirection(pat, None)
+    direction.rtol = rtol
+    dtypes = []
+    times = _PCGDirection._hessian_times
+    monkeypatch.setattr(_PCGDirection, "_hessian_times",
+                        lambda self, v, W, Wr, mu: dtypes.append(W.dtype) or times(self, v, W, Wr, mu))
+    g = newton._gradient(pat, x, W, mu)
+    diag = newton_pcg._hessian_diagonal(pat, W, mu)
+    direction._max_steps = 10 * pat.r.size
+    step = direction._cg(-g, W, mu, diag)
+    assert set(dtypes) == {np.dtype(np.float32) if single else np.dtype(np.float64)}
+    exact, _ = _newton_direction(pat, x, W, mu)
+    assert np.linalg.norm(step - exact) <= max(10 * rtol, 1e-5 if single else 1e-10) * np.linalg.norm(exact)
 
 
 @pytest.mark.parametrize("shape", ["lowrank", "block"])
