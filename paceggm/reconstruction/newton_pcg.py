@@ -40,7 +40,7 @@ it (:func:`_rank_two_start`). Towards the exact limit, the start goes further:
 the new entry and every entry sharing a variable with it are set to their joint
 optimum, a problem on the few variables involved, and ``W`` follows by a
 low-rank update (:func:`_local_start`). A round's move is largest there, and
-the full Newton iterations it saves (measured on a low-rank d = 400 fit: 3.1
+the full Newton iterations it saves (measured on a low-rank d = 400 fit: 3.9
 instead of 5.0 per round) are the ones that factor and invert ``P``.
 """
 
