@@ -242,7 +242,7 @@ def _stage(pat: _Pattern, x: np.ndarray, L: np.ndarray, mu: float, *, tol: float
 
     ``W``, if given, is ``P(x)⁻¹`` already known to the caller (a warm start
     updated in low rank): the stage's first inverse is then not recomputed.
-    Every answer the stage accepts has its ``W`` from a fresh factorisation.
+    Every step the stage takes recomputes ``W`` from a fresh factorisation.
     """
     if W is None:
         W = _inverse(L)
