@@ -164,3 +164,72 @@ def test_cks_conversion_matches_direct_grid_minimum():
 def test_conversion_rejects_bad_delta(delta):
     with pytest.raises(ValueError):
         zcdp_to_approx_dp(1.0, delta)
+
+
+def _textbook_gumbel_max(logits, rng):
+    return int(np.argmax(logits + rng.gumbel(size=logits.shape)))
+
+
+@pytest.mark.parametrize("kind", ["uniform", "coarse_ties", "all_equal", "huge_spread", "exponential", "one_hot"])
+@pytest.mark.parametrize("rho, sensitivity", [(1e-8, 1e-3), (1e-2, 1e-2), (1.0, 1e-3), (1e4, 1e-6)])
+def test_pruned_gumbel_max_is_the_textbook_draw(kind, rho, sensitivity):
+    # The fast path must return the very index argmax(logits + rng.gumbel(...)) returns
+    # and leave the generator where that leaves it: same selections, same later noise.
+    from paceggm.privacy.mechanisms import _gumbel_argmax, _logits
+
+    for seed in range(25):
+        g = np.random.default_rng([seed, len(kind)])
+        m = int(g.integers(1, 3000))
+        scores = {
+            "uniform": g.random(m),
+            "coarse_ties": np.round(g.random(m), 1),
+            "all_equal": np.zeros(m),
+            "huge_spread": g.standard_normal(m) * 1e6,
+            "exponential": g.exponential(size=m),
+            "one_hot": np.where(np.arange(m) == m // 2, 1.0, 0.0),
+        }[kind]
+        logits = _logits(scores, rho, sensitivity)
+        r_ref, r_fast = np.random.default_rng(seed), np.random.default_rng(seed)
+        assert _gumbel_argmax(logits, r_fast) == _textbook_gumbel_max(logits, r_ref)
+        assert r_fast.bit_generator.state == r_ref.bit_generator.state
+
+
+def test_pruned_gumbel_max_on_a_pace_ggm_sized_candidate_set():
+    # 200,000 candidates with logits spread like a PACE-GGM round's (scores up to ~1,
+    # eps / (2 delta) ~ 30): the pruning leaves few, and the pick is still the textbook one.
+    from paceggm.privacy.mechanisms import _gumbel_argmax
+
+    g = np.random.default_rng(7)
+    logits = -30.0 * g.random(200_000) ** 2
+    for seed in range(5):
+        r_ref, r_fast = np.random.default_rng(seed), np.random.default_rng(seed)
+        assert _gumbel_argmax(logits, r_fast) == _textbook_gumbel_max(logits, r_ref)
+        assert r_fast.bit_generator.state == r_ref.bit_generator.state
+
+
+def _pcg64_about_to_draw_zero() -> np.random.Generator:
+    """A PCG64 generator whose next double is exactly 0.0 (probability 2**-53 at random).
+
+    PCG64 steps its 128-bit state ``s ← s·M + inc`` and then outputs ``hi ⊕ lo``
+    rotated, so a stepped state with equal halves outputs 0; the state before it
+    is found by inverting the step.
+    """
+    multiplier = 0x2360ED051FC65DA44385DF649FCCF645
+    bit_generator = np.random.PCG64(0)
+    state = bit_generator.state
+    stepped = (12345 << 64) | 12345
+    state["state"]["state"] = ((stepped - state["state"]["inc"]) * pow(multiplier, -1, 1 << 128)) % (1 << 128)
+    bit_generator.state = state
+    return np.random.Generator(bit_generator)
+
+
+def test_pruned_gumbel_max_replays_numpys_redraw_of_a_zero_uniform():
+    # NumPy redraws a uniform that is exactly 0 (its Gumbel would be infinite), which
+    # shifts the stream by one: the pick and the stream after it must still be the textbook's.
+    from paceggm.privacy.mechanisms import _gumbel_argmax
+
+    assert _pcg64_about_to_draw_zero().random() == 0.0
+    logits = -np.random.default_rng(4).random(8)
+    r_ref, r_fast = _pcg64_about_to_draw_zero(), _pcg64_about_to_draw_zero()
+    assert _gumbel_argmax(logits, r_fast) == _textbook_gumbel_max(logits, r_ref)
+    assert r_fast.bit_generator.state == r_ref.bit_generator.state

@@ -117,8 +117,57 @@ def exponential_mechanism(
     -------
     index : int
     """
-    logits = _logits(scores, rho, sensitivity)
-    return int(np.argmax(logits + rng.gumbel(size=logits.shape)))
+    return _gumbel_argmax(_logits(scores, rho, sensitivity), rng)
+
+
+# Relative margin by which the pruning thresholds of _gumbel_argmax are widened: far
+# above the few-ulp rounding of the quantities they are computed from.
+_PRUNE_MARGIN = 1e-9
+# Candidates left after pruning up to which their values are computed one by one.
+_EXACT_AT_MOST = 32
+
+
+def _gumbel(u) -> float:
+    """The Gumbel draw NumPy makes from the uniform ``u``, to the bit (libm's ``log``, as NumPy's C code)."""
+    return -math.log(-math.log(1.0 - u))
+
+
+def _gumbel_argmax(logits: np.ndarray, rng: np.random.Generator) -> int:
+    """``argmax(logits + rng.gumbel(size=logits.size))``: the same index, the same generator state after.
+
+    NumPy draws each Gumbel as ``G = −log(−log(1 − U))`` from one uniform double
+    ``U`` of the stream :meth:`~numpy.random.Generator.random` reads (redrawing
+    the ``U = 0`` it cannot use), and the two logarithms cost 6–7× as much as
+    the uniforms (measured with 2,000,000 candidates, d = 2,000: 22.4 against
+    3.4 ms, most of a round there). But ``G`` decreases in ``U`` and only the
+    largest ``logit + G`` matters: with ``v₀`` the value of a good candidate,
+    a candidate can only win if ``G ≥ v₀ − logit ≥ v₀`` (logits are ``≤ 0``) and
+    ``logit ≥ v₀ − max G``, two comparisons per candidate that leave a handful.
+    Their values are computed as NumPy does (libm's ``log``), ties go to the
+    lowest index as in :func:`numpy.argmax`: the choice is the reference's, so
+    the mechanism and every committed selection are unchanged (tested).
+    """
+    state = rng.bit_generator.state
+    u = rng.random(logits.size)
+    low = int(np.argmin(u))  # the largest Gumbel draw
+    if u[low] == 0.0:  # NumPy would redraw it, shifting the stream: replay its way
+        rng.bit_generator.state = state
+        return int(np.argmax(logits + rng.gumbel(size=logits.shape)))
+    top = int(np.argmax(logits))
+    g_max = _gumbel(u[low])
+    v0 = max(logits[top] + _gumbel(u[top]), logits[low] + g_max)
+    slack = _PRUNE_MARGIN * (1.0 + abs(v0) + abs(g_max))
+    # G ≥ t  ⟺  U ≤ 1 − exp(−exp(−t)).
+    u_max = -math.expm1(-math.exp(-(v0 - slack))) * (1.0 + _PRUNE_MARGIN)
+    alive = np.flatnonzero((u <= u_max) & (logits >= v0 - g_max - slack))
+    if alive.size > _EXACT_AT_MOST:
+        # Vectorised logarithms may differ from libm's by an ulp: they only narrow
+        # the field to what is within rounding of the best.
+        approx = logits[alive] - np.log(-np.log(1.0 - u[alive]))
+        best = float(approx.max())
+        alive = alive[approx >= best - _PRUNE_MARGIN * (1.0 + abs(best))]
+    values = [logits[i] + _gumbel(u[i]) for i in alive]
+    return int(alive[int(np.argmax(values))])
 
 
 def exponential_mechanism_probabilities(scores, *, rho: float, sensitivity: float) -> np.ndarray:
