@@ -148,10 +148,26 @@ def _check_params(*, bound, alpha, beta, max_rounds, solver, use_components, sol
     check_solver_options(solver, solver_options)
 
 
-def _lower_pairs(idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(rows, cols)`` of the pairs ``j >= k`` of the sorted indices ``idx``."""
-    p, q = np.tril_indices(idx.size)
-    return idx[p], idx[q]
+class _ComponentPairs:
+    """Where a component's pairs ``j >= k`` sit: in the packed candidate vector and in the flat ``d × d`` estimate.
+
+    Every round rescores the component that changed, usually the same one as the
+    round before (late in a fit, a component of hundreds of variables): the
+    positions are kept for the last component asked for.
+    """
+
+    def __init__(self, d: int) -> None:
+        self.d = d
+        self._members: np.ndarray | None = None
+        self._positions: tuple[np.ndarray, np.ndarray] = (np.empty(0, np.intp), np.empty(0, np.intp))
+
+    def of(self, members: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if members is not self._members:
+            p, q = np.tril_indices(members.size)
+            rows, cols = members[p], members[q]
+            self._positions = (rows * (rows + 1) // 2 + cols, rows * self.d + cols)
+            self._members = members
+        return self._positions
 
 
 def pace_ggm(
@@ -291,7 +307,9 @@ def _run(
     cand_rows, cand_cols = np.tril_indices(d)
     # Candidate (j, k), j >= k, sits at j(j+1)/2 + k; only the scores of the block
     # that changed are recomputed each round.
-    scores = np.abs(sigma_x[cand_rows, cand_cols] - estimate[cand_rows, cand_cols])
+    sigma_lower = sigma_x[cand_rows, cand_cols]
+    scores = np.abs(sigma_lower - estimate[cand_rows, cand_cols])
+    component_pairs = _ComponentPairs(d)
     history: list[RoundRecord] = []
     solve_time = 0.0
     t = 0
@@ -308,8 +326,8 @@ def _run(
         recon.update(j, k)
         solve_time += recon.solve_time
         change = float(abs(estimate[j, k] - before))
-        rows, cols = _lower_pairs(recon.component(j))
-        scores[rows * (rows + 1) // 2 + cols] = np.abs(sigma_x[rows, cols] - estimate[rows, cols])
+        packed, flat = component_pairs.of(recon.component(j))
+        scores[packed] = np.abs(sigma_lower[packed] - estimate.take(flat))
         annealed = bool((not final) and change <= _ANNEAL_FACTOR * m.sigma)
         history.append(RoundRecord(t, (j, k), m.sigma, rho_sel, m.rho, change, annealed, final, recon.solve_time,
                                    recon.n_iter, recon.converged, n_solved=recon.n_solved,

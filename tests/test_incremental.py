@@ -45,6 +45,64 @@ def test_incremental_equals_reconstruct_bit_for_bit(solver, use_components):
     final = inc.result()
     assert final.mu == previous.mu
     assert sorted(final.blocks) == sorted(previous.blocks)
+    # The records' measurements, kept up to date in place, are the blocks' own.
+    for key, block in final.blocks.items():
+        assert np.array_equal(block["y"], previous.blocks[key]["y"])
+        assert np.array_equal(block["lam"], previous.blocks[key]["lam"])
+
+
+def test_incremental_result_is_a_snapshot():
+    # Later rounds update the records' measurements in place; a result taken
+    # earlier must not see that.
+    rng = np.random.default_rng(5)
+    diag, rest = _entries(6, 10, rng)
+    state = MeasuredEntries.from_measurements(6, diag)
+    inc = IncrementalReconstruction(state.y, state.lam, use_components=False)  # one block, updated every round
+    for m in rest[:5]:
+        state.add(m)
+        inc.update(*m.entry)
+    early = inc.result()
+    saved = {key: (b["y"].copy(), b["lam"].copy()) for key, b in early.blocks.items()}
+    for m in rest[5:]:
+        state.add(m)
+        inc.update(*m.entry)
+    for key, (y_b, lam_b) in saved.items():
+        assert np.array_equal(early.blocks[key]["y"], y_b) and np.array_equal(early.blocks[key]["lam"], lam_b)
+
+
+def test_incremental_failed_solve_keeps_the_block_it_had():
+    # A solve that raises leaves the block's record (and so the next round's
+    # starting point) exactly as it was; the round after re-solves from it.
+    from paceggm.reconstruction import SOLVERS, SolverSpec, register_solver
+
+    calls = {"n": 0, "fail_at": None}
+
+    def flaky(p, *, init=None, **options):
+        calls["n"] += 1
+        if calls["n"] == calls["fail_at"]:
+            raise FloatingPointError("solver failed on purpose")
+        return solve_newton(p, init=init, **options)
+
+    register_solver("flaky_newton", SolverSpec(flaky, max_entropy=True, warm_start=True))
+    try:
+        d = 5
+        state = MeasuredEntries.from_measurements(d, [Measurement((j, j), 1.0, 0.1, 1.0) for j in range(d)])
+        inc = IncrementalReconstruction(state.y, state.lam, solver="flaky_newton", use_components=False)
+        for j, k in [(1, 0), (2, 1), (3, 2)]:
+            state.add(Measurement((j, k), 0.3, 0.1, 1.0))
+            inc.update(j, k)
+        (before,) = inc.result().blocks.values()
+        state.add(Measurement((4, 3), 0.2, 0.1, 1.0))
+        calls["fail_at"] = calls["n"] + 1
+        with pytest.raises(FloatingPointError):
+            inc.update(4, 3)
+        (after,) = inc.result().blocks.values()
+        assert np.array_equal(after["y"], before["y"]) and np.array_equal(after["lam"], before["lam"])
+        inc.update(4, 3)  # retried: the same answer as a solve from scratch
+        expected = reconstruct(state.y, state.lam, solver="newton", use_components=False)
+        np.testing.assert_allclose(inc.covariance, expected.covariance, rtol=1e-9, atol=1e-12)
+    finally:
+        SOLVERS.pop("flaky_newton")
 
 
 def test_incremental_tracks_merging_components():

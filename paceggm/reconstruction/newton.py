@@ -313,6 +313,12 @@ def _assemble_warm_start(p: Problem, init, mu: float) -> tuple[np.ndarray | None
     pieces = [(np.asarray(ix), s) for ix, s in (init or []) if isinstance(s, NewtonState)]
     if not pieces:
         return None, False
+    mask = p.lam > 0
+    if len(pieces) == 1 and covers_all(pieces[0][0], p.d) and pieces[0][1].precision.shape == (p.d, p.d):
+        # A round that changed an entry inside one block (most rounds): the same
+        # numbers as below without building and overwriting a d × d diagonal.
+        ix, s = pieces[0]
+        return np.where(mask, s.precision * (p.scale / s.scale), 0.0), s.mu == 0.0
     P = np.diag(1.0 / diagonal_barrier_solution(p, mu))
     covered = np.zeros(p.d, dtype=bool)
     for ix, s in pieces:
@@ -323,8 +329,12 @@ def _assemble_warm_start(p: Problem, init, mu: float) -> tuple[np.ndarray | None
         covered[ix] = True
     # Keep only the pattern: earlier blocks lie inside this one, so their
     # patterns are sub-patterns and nothing is lost.
-    mask = p.lam > 0
     return np.where(mask, P, 0.0), all(s.mu == 0.0 for _, s in pieces)
+
+
+def covers_all(ix: np.ndarray, d: int) -> bool:
+    """Whether the local indices ``ix`` of an earlier block are all of ``0, …, d − 1`` in order."""
+    return ix.size == d and (d == 0 or (ix[0] == 0 and ix[-1] == d - 1 and bool(np.all(np.diff(ix) == 1))))
 
 
 def solve_newton(

@@ -65,6 +65,7 @@ from paceggm.reconstruction.newton import (
     _newton_direction,
     _Pattern,
     _solve,
+    covers_all,
 )
 from paceggm.reconstruction.problem import Problem
 from paceggm.reconstruction.result import BlockSolution
@@ -539,6 +540,12 @@ def _known_inverse(init, P0: np.ndarray, scale: float) -> np.ndarray | None:
     """
     if not init:
         return None
+    if len(init) == 1 and covers_all(np.asarray(init[0][0]), P0.shape[0]):
+        state = init[0][1]
+        cov = getattr(state, "covariance", None)
+        if cov is None or cov.shape != P0.shape:
+            return None
+        return cov * (state.scale / scale)
     W = np.diag(1.0 / np.diag(P0))
     for ix, state in init:
         cov = getattr(state, "covariance", None)

@@ -66,20 +66,29 @@ class Problem:
         return float(np.sum(self.weights * r * r))
 
 
-def natural_units(y: np.ndarray, lam: np.ndarray) -> tuple[float, float]:
-    """``(s, λ̄)``: mean |y_jj| and the geometric mean of the measured λ."""
+def measured_pattern(lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(rows, cols)`` of the measured lower-triangle pairs (``λ > 0``, ``rows >= cols``), row by row."""
+    return np.nonzero(np.tril(lam > 0))
+
+
+def natural_units(y: np.ndarray, lam: np.ndarray, *, pattern=None) -> tuple[float, float]:
+    """``(s, λ̄)``: mean |y_jj| and the geometric mean of the measured λ.
+
+    ``pattern``, if given, is :func:`measured_pattern` of ``lam``, already known.
+    """
     diag = np.abs(np.diag(y))
     s = float(diag.mean())
     if not np.isfinite(s) or s <= 0.0:
         s = 1.0
-    measured = lam[np.tril(lam > 0)]
+    rows, cols = measured_pattern(lam) if pattern is None else pattern
+    measured = lam[rows, cols]
     lam_bar = float(np.exp(np.mean(np.log(measured)))) if measured.size else 1.0
     return s, lam_bar
 
 
-def make_problem(y: np.ndarray, lam: np.ndarray, *, scale: float, lam_unit: float) -> Problem:
-    """Normalise ``(y, λ)`` by the given units and list the pattern."""
-    rows, cols = np.nonzero(np.tril(lam > 0))
+def make_problem(y: np.ndarray, lam: np.ndarray, *, scale: float, lam_unit: float, pattern=None) -> Problem:
+    """Normalise ``(y, λ)`` by the given units and list the pattern (``pattern``: :func:`measured_pattern`, if known)."""
+    rows, cols = measured_pattern(lam) if pattern is None else pattern
     return Problem(
         y=y / scale,
         lam=lam / lam_unit,
