@@ -18,6 +18,7 @@ from paceggm.reconstruction.newton_pcg import (
     _coordinate_start,
     _factor_solve,
     _known_inverse,
+    _known_logdet,
     _local_start,
     _PCGDirection,
     _rank_two_start,
@@ -284,9 +285,13 @@ def test_rank_two_start_is_the_coordinate_start_with_its_inverse(seed):
     assert exact
     W0 = _known_inverse(init, P0, p.scale)
     assert np.abs(W0 - np.linalg.inv(P0)).max() <= 1e-12 * np.abs(W0).max()
-    P1, W1 = _rank_two_start(pat, P0, 0.0, W0)
-    P_ref, none = _coordinate_start(pat, P0, 0.0)
-    assert none is None and np.count_nonzero(P1 != P0) == 2
+    logdet0 = _known_logdet(init, P0, p.scale)
+    assert abs(logdet0 - np.linalg.slogdet(P0)[1]) <= 1e-10 * abs(logdet0)
+    P1, W1, logdet1 = _rank_two_start(pat, P0, 0.0, W0, logdet0)
+    P_ref, none, no_logdet = _coordinate_start(pat, P0, 0.0)
+    assert none is None and no_logdet is None and np.count_nonzero(P1 != P0) == 2
+    assert abs(logdet1 - np.linalg.slogdet(P1)[1]) <= 1e-10 * abs(logdet1)
+    assert abs(logdet1 - logdet0) > 1e-6
     assert np.abs(P1 - P_ref).max() <= 1e-12 * np.abs(P1).max()
     assert np.array_equal(W1, W1.T)
     assert np.abs(W1 - np.linalg.inv(P1)).max() <= 1e-10 * np.abs(W1).max()
@@ -303,7 +308,10 @@ def test_local_start_optimises_the_new_entrys_neighbourhood_and_keeps_w_exact(se
     W0 = _known_inverse(init, P0, p.scale)
     (new,) = newton_pcg._new_entries(pat, P0)
     j, k = pat.r[new], pat.c[new]
-    P, W = _local_start(pat, P0, W0)
+    logdet0 = _known_logdet(init, P0, p.scale)
+    P, W, logdet = _local_start(pat, P0, W0, logdet0)
+    assert abs(logdet - np.linalg.slogdet(P)[1]) <= 1e-10 * abs(logdet)
+    assert _local_start(pat, P0, W0)[2] is None  # no log-determinant to update without one
     moved = np.argwhere(P != P0)
     assert moved.size and np.all(np.isin(moved, [j, k]).any(axis=1))
     assert np.array_equal(W, W.T)
@@ -344,9 +352,9 @@ def test_local_start_only_for_the_exact_limit():
     p, init = _warm_round(40, 30, 0)
     pat = _Pattern(p)
     P0, _ = newton._assemble_warm_start(p, init, 1e-8)
-    P, W = _warm_refine(pat, P0, 1e-8, init=init, scale=p.scale)
+    P, W, _ = _warm_refine(pat, P0, 1e-8, init=init, scale=p.scale)
     assert np.count_nonzero(P != P0) == 2
-    P, W = _warm_refine(pat, P0, 0.0, init=init, scale=p.scale)
+    P, W, _ = _warm_refine(pat, P0, 0.0, init=init, scale=p.scale)
     assert np.count_nonzero(P != P0) > 2
 
 
@@ -367,6 +375,10 @@ def test_known_inverse_of_a_start_assembled_from_two_blocks_and_a_new_index():
     assert np.abs(W0 - np.linalg.inv(P0)).max() <= 1e-12 * np.abs(W0).max()
     no_cov = [(ix, replace(state, covariance=None)) for ix, state in init]
     assert _known_inverse(no_cov, P0, p.scale) is None
+    # The blocks' log-determinants, in this block's units, and the uncovered diagonal.
+    logdet0 = _known_logdet(init, P0, p.scale)
+    assert abs(logdet0 - np.linalg.slogdet(P0)[1]) <= 1e-10 * abs(logdet0)
+    assert _known_logdet([(ix, replace(state, logdet=None)) for ix, state in init], P0, p.scale) is None
     sol = solve_newton_pcg(p, init=init)
     assert sol.mu == 0.0
     assert np.abs(sol.W - solve_newton(p).W).max() <= 1e-8 * np.abs(sol.W).max()
@@ -385,6 +397,24 @@ def test_a_warm_round_with_a_kept_inverse_inverts_p_once_less(monkeypatch):
     assert kept.n_iter == dropped.n_iter and n_kept == len(calls) - 1
     assert np.abs(kept.W - dropped.W).max() <= 1e-12 * np.abs(dropped.W).max()
     assert np.array_equal(kept.state.covariance, kept.W)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_warm_round_with_a_kept_log_determinant_factors_p_once_less(monkeypatch, seed):
+    """With log det P kept too, the start is not factored: one Cholesky of P fewer, the same
+    iterations and answer, and the state's log-determinant is its precision's."""
+    p, init = _warm_round(40, 30, seed)
+    calls = []
+    factor = newton._factor
+    monkeypatch.setattr(newton, "_factor", lambda P: calls.append(1) or factor(P))
+    monkeypatch.setattr(newton_pcg, "_factor", newton._factor)
+    kept = solve_newton_pcg(p, init=init)
+    n_kept = len(calls)
+    calls.clear()
+    dropped = solve_newton_pcg(p, init=[(ix, replace(state, logdet=None)) for ix, state in init])
+    assert kept.n_iter == dropped.n_iter and n_kept == len(calls) - 1
+    assert np.abs(kept.W - dropped.W).max() <= 1e-12 * np.abs(dropped.W).max()
+    assert abs(kept.state.logdet - np.linalg.slogdet(kept.state.precision)[1]) <= 1e-10 * abs(kept.state.logdet)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -135,6 +135,19 @@ def _factor(P: np.ndarray):
     return L if info == 0 else None
 
 
+def _factor_at(pat: "_Pattern", x: np.ndarray):
+    """:func:`_factor` of ``P(x)``, built here and factored in its own memory.
+
+    ``P(x)`` is exactly symmetric, so its C-ordered array read in Fortran order
+    is the same matrix, which LAPACK can overwrite instead of copying first:
+    the same factor, bit for bit, one ``d × d`` copy fewer per factorisation.
+    """
+    if not np.all(np.isfinite(x)):
+        return None
+    L, info = dpotrf(pat.matrix(x).T, lower=1, clean=1, overwrite_a=1)
+    return L if info == 0 else None
+
+
 def _inverse(L: np.ndarray) -> np.ndarray:
     """``W = P⁻¹`` from a factor made by :func:`_factor`, C-contiguous and exactly symmetric.
 
@@ -152,8 +165,14 @@ def _inverse(L: np.ndarray) -> np.ndarray:
     return W
 
 
-def _value(pat: _Pattern, x: np.ndarray, L: np.ndarray, mu: float) -> float:
-    logdet = 2.0 * float(np.sum(np.log(np.diag(L))))
+def _logdet(L: np.ndarray) -> float:
+    """``log det P`` from its Cholesky factor."""
+    return 2.0 * float(np.sum(np.log(np.diag(L))))
+
+
+def _value(pat: _Pattern, x: np.ndarray, L: np.ndarray | None, mu: float, logdet: float | None = None) -> float:
+    """``F_μ`` at ``x``, from the factor ``L`` of ``P(x)`` or, when ``L`` is None, from its known ``logdet``."""
+    logdet = _logdet(L) if L is not None else logdet
     return -logdet + float(np.dot(pat.m * pat.y, x)) + 0.5 * mu * float(np.dot(pat.q * x, x))
 
 
@@ -219,7 +238,7 @@ def _newton_direction(pat: _Pattern, x: np.ndarray, W: np.ndarray, mu: float, *,
 
 def _stage(pat: _Pattern, x: np.ndarray, L: np.ndarray, mu: float, *, tol: float, max_newton: int,
            exact_stage: bool = False, damped: int = 0, direction=_newton_direction, kkt_stop: float | None = None,
-           decrement_bound=None, W: np.ndarray | None = None):
+           decrement_bound=None, W: np.ndarray | None = None, logdet: float | None = None):
     """Minimise ``F_μ`` from ``x`` (with ``L`` the Cholesky factor of ``P(x)``).
 
     Returns ``(x, L, W, converged, n_iter)``. With ``exact_stage`` (μ = 0), the
@@ -242,13 +261,20 @@ def _stage(pat: _Pattern, x: np.ndarray, L: np.ndarray, mu: float, *, tol: float
 
     ``W``, if given, is ``P(x)⁻¹`` already known to the caller (a warm start
     updated in low rank): the stage's first inverse is then not recomputed.
-    Every step the stage takes recomputes ``W`` from a fresh factorisation.
+    With ``W`` and ``logdet = log det P(x)`` both known, ``L`` may be None: the
+    stage starts without factoring ``P(x)`` (and returns ``L`` None if it
+    takes no step). Every step the stage takes recomputes ``W`` from a fresh
+    factorisation.
     """
+    if L is None and (W is None or logdet is None):
+        L = _factor_at(pat, x)
+        if L is None:
+            return x, None, W, False, 0
     if W is None:
         W = _inverse(L)
     if exact_stage and damped == 0 and decrement_bound is not None and decrement_bound(pat, x, W, mu) >= _FULL_STEP:
         return x, L, W, False, 0
-    f = _value(pat, x, L, mu)
+    f = _value(pat, x, L, mu, logdet)
     prev = np.inf
     for it in range(1, max_newton + 1):
         step, dec = direction(pat, x, W, mu)
@@ -256,7 +282,7 @@ def _stage(pat: _Pattern, x: np.ndarray, L: np.ndarray, mu: float, *, tol: float
             return x, L, W, False, it
         if dec <= tol or (dec <= _FLOOR and dec >= prev):
             x_new = x + step
-            L_new = _factor(pat.matrix(x_new))
+            L_new = _factor_at(pat, x_new)
             if L_new is not None:
                 x, L = x_new, L_new
                 W = _inverse(L)
@@ -265,7 +291,7 @@ def _stage(pat: _Pattern, x: np.ndarray, L: np.ndarray, mu: float, *, tol: float
             return x, L, W, False, it
         if exact_stage and kkt_stop is not None and dec <= _EARLY and prev < _FULL_STEP:
             x_new = x + step
-            L_new = _factor(pat.matrix(x_new))
+            L_new = _factor_at(pat, x_new)
             if L_new is not None:
                 x, L = x_new, L_new
                 W = _inverse(L)
@@ -278,10 +304,10 @@ def _stage(pat: _Pattern, x: np.ndarray, L: np.ndarray, mu: float, *, tol: float
         prev = dec
         if dec < _FULL_STEP:
             t = 1.0
-            L_new = _factor(pat.matrix(x + step))
+            L_new = _factor_at(pat, x + step)
             while L_new is None and t > 1e-12:
                 t *= 0.5
-                L_new = _factor(pat.matrix(x + t * step))
+                L_new = _factor_at(pat, x + t * step)
             if L_new is None:
                 return x, L, W, False, it
             x = x + t * step
@@ -292,7 +318,7 @@ def _stage(pat: _Pattern, x: np.ndarray, L: np.ndarray, mu: float, *, tol: float
             t = 1.0
             while True:
                 x_new = x + t * step
-                L_new = _factor(pat.matrix(x_new))
+                L_new = _factor_at(pat, x_new)
                 if L_new is not None:
                     f_new = _value(pat, x_new, L_new, mu)
                     if f_new <= f - 0.25 * t * dec * dec:
@@ -371,8 +397,8 @@ def solve_newton(
         ``W = P⁻¹``, ``state`` a :class:`NewtonState`, ``mu`` the μ of the
         answer (0.0 when the exact limit was reached).
     """
-    pat, x, W, mu, n_iter = _solve(p, init, mu0=mu0, mu_min=mu_min, mu_factor=mu_factor, tol=tol,
-                                   max_newton=max_newton, exact_limit=exact_limit)
+    pat, x, _, W, mu, n_iter = _solve(p, init, mu0=mu0, mu_min=mu_min, mu_factor=mu_factor, tol=tol,
+                                      max_newton=max_newton, exact_limit=exact_limit)
     # A stage that failed to converge ends the continuation early, above mu_min.
     return BlockSolution(W=W, state=NewtonState(pat.matrix(x), p.scale, mu), mu=mu, n_iter=n_iter,
                          converged=mu <= mu_min)
@@ -381,13 +407,14 @@ def solve_newton(
 def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol: float, max_newton: int,
            exact_limit: bool, warm_direction=_newton_direction, refine_start=None, skip_to_limit: bool = False,
            kkt_stop: float | None = None, decrement_bound=None):
-    """The stages of :func:`solve_newton`: ``(pattern, x, W, mu, n_iter)``.
+    """The stages of :func:`solve_newton`: ``(pattern, x, L, W, mu, n_iter)``, ``L`` the factor of ``P(x)`` (or None).
 
     ``warm_direction`` computes the Newton steps of the stages that start from a
     warm start (and of the final exact stage after them); the cold continuation
     always factors the Hessian. ``refine_start(pattern, P0, mu)``, if given,
     improves a warm start ``P0`` for the stage at ``mu`` it will start and
-    returns ``(P0, W0)``, ``W0`` its inverse when it knows it (else None). With
+    returns ``(P0, W0, logdet0)``: ``W0`` its inverse and ``logdet0`` its
+    log-determinant when it knows them (else None). With
     ``skip_to_limit``, a warm start from exact earlier answers tries the μ = 0
     limit before the μ_min stage (:func:`solve_newton` keeps the published path,
     so that its answers stay bit for bit those of the committed results).
@@ -402,26 +429,29 @@ def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol
     best = None  # (x, L, W, mu) of the last converged stage
 
     P0, exact_start = _assemble_warm_start(p, init, mus[-1])
-    W0 = None
+    W0 = logdet0 = None
     if P0 is not None and refine_start is not None:
-        P0, W0 = refine_start(pat, P0, 0.0 if exact_limit and exact_start and skip_to_limit else mus[-1])
+        P0, W0, logdet0 = refine_start(pat, P0, 0.0 if exact_limit and exact_start and skip_to_limit else mus[-1])
     if P0 is not None:
         x = pat.entries(P0)
-        L = _factor(P0)
-        if L is not None and exact_limit and exact_start and skip_to_limit:
+        # A start whose inverse and log-determinant are known (updated in low rank
+        # from factored answers, positive definite by construction) is not factored.
+        L = _factor(P0) if W0 is None or logdet0 is None else None
+        start_ok = L is not None or logdet0 is not None
+        if start_ok and exact_limit and exact_start and skip_to_limit:
             # The earlier answers are exact μ = 0 limits, usually close to the new
             # one: try the limit directly, skipping the μ_min stage. The exact stage
             # accepts only quadratic convergence to ``tol``, so a miss costs one
             # Newton direction and the usual path follows.
-            x1, _, W1, ok, k = _stage(pat, x, L, 0.0, tol=tol, max_newton=min(max_newton, _WARM_ITER),
-                                      exact_stage=True, damped=_WARM_DAMPED, direction=warm_direction,
-                                      kkt_stop=kkt_stop, W=W0)
+            x1, L1, W1, ok, k = _stage(pat, x, L, 0.0, tol=tol, max_newton=min(max_newton, _WARM_ITER),
+                                       exact_stage=True, damped=_WARM_DAMPED, direction=warm_direction,
+                                       kkt_stop=kkt_stop, W=W0, logdet=logdet0)
             n_iter += k
             if ok:
-                return pat, x1, W1, 0.0, n_iter
-        if L is not None:
+                return pat, x1, L1, W1, 0.0, n_iter
+        if start_ok:
             x, L, W, ok, k = _stage(pat, x, L, mus[-1], tol=tol, max_newton=min(max_newton, _WARM_ITER),
-                                    direction=warm_direction, W=W0)
+                                    direction=warm_direction, W=W0, logdet=logdet0)
             n_iter += k
             if ok:
                 best = (x, L, W, mus[-1])
@@ -438,7 +468,7 @@ def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol
         lead = mu_schedule(mu0 * backoff, mu0, mu_factor)[:-1] if backoff > 1 else []
         schedule = [m for m in lead if m > mu0 * (1 + 1e-12)] + mus
         x = pat.entries(np.diag(1.0 / diagonal_barrier_solution(p, schedule[0])))
-        L = _factor(pat.matrix(x))
+        L = _factor_at(pat, x)
         W = None
         for mu in schedule:
             # Each stage starts where the last ended, whose W it already has
@@ -464,4 +494,4 @@ def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol
         n_iter += k
         if ok:
             x, L, W, mu = x0, L0, W0, 0.0
-    return pat, x, W, mu, n_iter
+    return pat, x, L, W, mu, n_iter

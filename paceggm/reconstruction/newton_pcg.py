@@ -62,6 +62,7 @@ from paceggm.reconstruction.newton import (
     _factor,
     _gradient,
     _hessian_products,
+    _logdet,
     _newton_direction,
     _Pattern,
     _solve,
@@ -131,12 +132,14 @@ class PCGNewtonState(NewtonState):
     in the factor's order. ``factor_use`` is ``(solves, steps, last)``: the
     solves that have preconditioned with that factor, their CG steps in all, and
     the last one's. ``covariance`` is ``precision⁻¹`` (normalised units), the
-    answer's ``W``: the next round updates it in low rank instead of inverting.
+    answer's ``W``, and ``logdet`` is ``log det precision``: the next round
+    updates both in low rank instead of factoring and inverting.
     """
 
     hessian: tuple | None = None
     factor_use: tuple[int, int, int] = (0, 0, 0)
     covariance: np.ndarray | None = None
+    logdet: float | None = None
 
 
 def _hessian_diagonal(pat: _Pattern, W: np.ndarray, mu: float) -> np.ndarray:
@@ -385,7 +388,7 @@ def _new_entries(pat: _Pattern, P0: np.ndarray) -> np.ndarray:
     return np.flatnonzero((pat.r != pat.c) & (P0[pat.r, pat.c] == 0.0))
 
 
-def _coordinate_start(pat: _Pattern, P0: np.ndarray, mu: float) -> tuple[np.ndarray, None]:
+def _coordinate_start(pat: _Pattern, P0: np.ndarray, mu: float) -> tuple[np.ndarray, None, None]:
     """``P0`` with its new entries (on the pattern, still 0) each set to its own optimum.
 
     A warm start leaves the entry a round has just measured at ``P_jk = 0``;
@@ -399,13 +402,13 @@ def _coordinate_start(pat: _Pattern, P0: np.ndarray, mu: float) -> tuple[np.ndar
     """
     new = _new_entries(pat, P0)
     if new.size == 0 or new.size > _MAX_REFINED:
-        return P0, None
+        return P0, None, None
     P = P0.copy()
     for i in new:
         j, k = int(pat.r[i]), int(pat.c[i])
         L = _factor(P)
         if L is None:
-            return P0, None
+            return P0, None, None
         E = np.zeros((P.shape[0], 2))
         E[j, 0] = E[k, 1] = 1.0
         cols = cho_solve((L, True), E, check_finite=False)  # W e_j, W e_k
@@ -413,10 +416,11 @@ def _coordinate_start(pat: _Pattern, P0: np.ndarray, mu: float) -> tuple[np.ndar
         t = _best_entry(a, b - a * a, pat.y[i], mu * pat.q[i])
         if t is not None:
             P[j, k] = P[k, j] = t
-    return P, None
+    return P, None, None
 
 
-def _rank_two_start(pat: _Pattern, P0: np.ndarray, mu: float, W0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _rank_two_start(pat: _Pattern, P0: np.ndarray, mu: float, W0: np.ndarray,
+                    logdet0: float | None = None) -> tuple[np.ndarray, np.ndarray, float | None]:
     """:func:`_coordinate_start` from a known ``W0 = P0⁻¹``, which it keeps up to date: no factorisation.
 
     Setting ``P_jk = P_kj = t`` is the rank-two change ``U C Uᵀ`` (``U = [e_j, e_k]``,
@@ -426,12 +430,12 @@ def _rank_two_start(pat: _Pattern, P0: np.ndarray, mu: float, W0: np.ndarray) ->
     a Cholesky and an inverse of ``P`` (``d³``), which were 3 of a round's ≈ 18
     Cholesky-equivalents of dense work. The stage that follows recomputes ``W``
     from a fresh factorisation after its first step, so rounding here only moves
-    that first direction.
+    that first direction. ``log det P0``, if given, follows as ``+ log D(t)``.
     """
     new = _new_entries(pat, P0)
     if new.size > _MAX_REFINED:
         return _coordinate_start(pat, P0, mu)
-    P, W = P0.copy(), W0
+    P, W, logdet = P0.copy(), W0, logdet0
     for i in new:
         j, k = int(pat.r[i]), int(pat.c[i])
         a, b = W[j, k], W[j, j] * W[k, k]
@@ -440,6 +444,8 @@ def _rank_two_start(pat: _Pattern, P0: np.ndarray, mu: float, W0: np.ndarray) ->
             continue
         P[j, k] = P[k, j] = t
         D = 1.0 + 2.0 * a * t - (b - a * a) * t * t
+        if logdet is not None:
+            logdet += float(np.log(D))
         u, v = W[:, j].copy(), W[:, k].copy()
         # W − n_jk (u vᵀ + v uᵀ) − n_jj u uᵀ − n_kk v vᵀ (n_jj, n_kk < 0), each term
         # exactly symmetric, so W stays so.
@@ -450,10 +456,11 @@ def _rank_two_start(pat: _Pattern, P0: np.ndarray, mu: float, W0: np.ndarray) ->
         uv -= np.outer(uu, uu)
         uv -= np.outer(vv, vv)
         W = W - uv
-    return P, W
+    return P, W, logdet
 
 
-def _local_start(pat: _Pattern, P0: np.ndarray, W0: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+def _local_start(pat: _Pattern, P0: np.ndarray, W0: np.ndarray,
+                 logdet0: float | None = None) -> tuple[np.ndarray, np.ndarray, float | None] | None:
     """A warm start at μ = 0 whose new entries, and every entry sharing a variable with them, are at their optimum.
 
     A round's new entry ``(j, k)`` moves the answer most around ``j`` and ``k``. The
@@ -463,8 +470,9 @@ def _local_start(pat: _Pattern, P0: np.ndarray, W0: np.ndarray) -> tuple[np.ndar
     problem on ``|V| × |V|`` matrices (``|V|`` ≈ 10–30): damped Newton on it costs
     nothing of size ``d``. The change found, supported on the rows and columns of
     ``j`` and ``k`` (rank ≤ 4 per new entry), then updates ``W₀`` by
-    Sherman–Morrison–Woodbury. Returns ``(P, W)``, or None when the local problem
-    is not usable (a non-finite or indefinite block).
+    Sherman–Morrison–Woodbury, and ``log det P₀``, if given, by ``log det S − log
+    det S₀`` (the rest of ``P`` is unchanged). Returns ``(P, W, logdet)``, or
+    None when the local problem is not usable (a non-finite or indefinite block).
     """
     new = _new_entries(pat, P0)
     ends = np.unique(np.concatenate([pat.r[new], pat.c[new]]))
@@ -511,6 +519,12 @@ def _local_start(pat: _Pattern, P0: np.ndarray, W0: np.ndarray) -> tuple[np.ndar
         Wl = np.linalg.inv(S)
     if not (np.all(np.isfinite(Wl)) and np.all(np.isfinite(x))):
         return None
+    logdet = None
+    if logdet0 is not None:
+        (sign, new_logdet), (sign0, old_logdet) = np.linalg.slogdet(S), np.linalg.slogdet(S0)
+        if not (sign > 0 and sign0 > 0):
+            return None
+        logdet = logdet0 + float(new_logdet - old_logdet)
     # W = W₀ − W₀[:, V] M W₀[V, :] with M = D (I + W_VV D)⁻¹, D = S − S₀ of rank ≤ 2|ends|:
     # applied as that many exactly symmetric rank-one terms.
     D = S - S0
@@ -528,7 +542,7 @@ def _local_start(pat: _Pattern, P0: np.ndarray, W0: np.ndarray) -> tuple[np.ndar
     P = P0.copy()
     P[pat.r[B], pat.c[B]] = x
     P[pat.c[B], pat.r[B]] = x
-    return P, W
+    return P, W, logdet
 
 
 def _known_inverse(init, P0: np.ndarray, scale: float) -> np.ndarray | None:
@@ -556,6 +570,27 @@ def _known_inverse(init, P0: np.ndarray, scale: float) -> np.ndarray | None:
     return W
 
 
+def _known_logdet(init, P0: np.ndarray, scale: float) -> float | None:
+    """``log det P₀`` for the warm start assembled from ``init``, when every earlier block kept its own.
+
+    ``P0`` is block diagonal: each block's precision, converted from its units
+    (``P`` scales as ``1/s``: ``log det`` gains ``n log(s / s_block)``), and a
+    diagonal on the indices none covers.
+    """
+    if not init:
+        return None
+    covered = np.zeros(P0.shape[0], dtype=bool)
+    total = 0.0
+    for ix, state in init:
+        logdet = getattr(state, "logdet", None)
+        if logdet is None:
+            return None
+        total += logdet + len(ix) * float(np.log(scale / state.scale))
+        covered[np.asarray(ix)] = True
+    rest = np.diag(P0)[~covered]
+    return total + float(np.sum(np.log(rest)))
+
+
 def _best_entry(a: float, c: float, y: float, muq: float) -> float | None:
     """Minimiser of ``−log(1 + 2at − ct²) + 2yt + (μq/2)t²``, or None when it is not well defined."""
     if not (c > 0 and np.isfinite(a) and np.isfinite(c) and np.isfinite(y)):
@@ -578,7 +613,7 @@ def _best_entry(a: float, c: float, y: float, muq: float) -> float | None:
 
 
 def _warm_refine(pat: _Pattern, P0: np.ndarray, mu: float, *, init, scale: float, local: bool = True):
-    """The warm start's new entries at their optima, and its inverse when the earlier blocks kept theirs.
+    """``(P, W, logdet)``: the warm start's new entries at their optima, with its inverse and log-determinant when the earlier blocks kept theirs.
 
     Towards the exact limit (``mu == 0``) and with ``local``, the new entries'
     neighbourhoods are optimised with them (:func:`_local_start`); at ``mu > 0`` (a start from μ_min
@@ -589,12 +624,13 @@ def _warm_refine(pat: _Pattern, P0: np.ndarray, mu: float, *, init, scale: float
     W0 = _known_inverse(init, P0, scale)
     if W0 is None:
         return _coordinate_start(pat, P0, mu)
+    logdet0 = _known_logdet(init, P0, scale)
     new = _new_entries(pat, P0)
     if local and mu == 0.0 and _LOCAL_STEPS and 0 < new.size <= _MAX_REFINED:
-        local = _local_start(pat, P0, W0)
+        local = _local_start(pat, P0, W0, logdet0)
         if local is not None:
             return local
-    return _rank_two_start(pat, P0, mu, W0)
+    return _rank_two_start(pat, P0, mu, W0, logdet0)
 
 
 def solve_newton_pcg(
@@ -635,11 +671,12 @@ def solve_newton_pcg(
     refine = partial(_warm_refine, init=init, scale=p.scale, local=p.rows.size >= _CG_MIN_ENTRIES)
     if p.rows.size < _CG_MIN_ENTRIES:
         # Small enough that factoring the Hessian is cheaper than CG.
-        pat, x, W, mu, n_iter = _solve(p, init, mu0=mu0, mu_min=mu_min, mu_factor=mu_factor, tol=tol,
-                                       max_newton=max_newton, exact_limit=exact_limit,
-                                       warm_direction=_factored_direction,
-                                       refine_start=refine, skip_to_limit=True, kkt_stop=_KKT_STOP)
-        return BlockSolution(W=W, state=PCGNewtonState(pat.matrix(x), p.scale, mu, covariance=W), mu=mu,
+        pat, x, L, W, mu, n_iter = _solve(p, init, mu0=mu0, mu_min=mu_min, mu_factor=mu_factor, tol=tol,
+                                          max_newton=max_newton, exact_limit=exact_limit,
+                                          warm_direction=_factored_direction,
+                                          refine_start=refine, skip_to_limit=True, kkt_stop=_KKT_STOP)
+        logdet = None if L is None else _logdet(L)
+        return BlockSolution(W=W, state=PCGNewtonState(pat.matrix(x), p.scale, mu, covariance=W, logdet=logdet), mu=mu,
                              n_iter=n_iter, converged=mu <= mu_min)
     holder = {}
 
@@ -648,11 +685,11 @@ def solve_newton_pcg(
             holder["dir"] = _PCGDirection(pat, init)
         return holder["dir"]
 
-    pat, x, W, mu, n_iter = _solve(p, init, mu0=mu0, mu_min=mu_min, mu_factor=mu_factor, tol=tol,
-                                   max_newton=max_newton, exact_limit=exact_limit,
-                                   warm_direction=lambda pat, x, W, mu: pcg(pat)(pat, x, W, mu),
-                                   decrement_bound=lambda pat, x, W, mu: pcg(pat).decrement_bound(pat, x, W, mu),
-                                   refine_start=refine, skip_to_limit=True, kkt_stop=_KKT_STOP)
+    pat, x, L, W, mu, n_iter = _solve(p, init, mu0=mu0, mu_min=mu_min, mu_factor=mu_factor, tol=tol,
+                                      max_newton=max_newton, exact_limit=exact_limit,
+                                      warm_direction=lambda pat, x, W, mu: pcg(pat)(pat, x, W, mu),
+                                      decrement_bound=lambda pat, x, W, mu: pcg(pat).decrement_bound(pat, x, W, mu),
+                                      refine_start=refine, skip_to_limit=True, kkt_stop=_KKT_STOP)
     hessian, use = None, (0, 0, 0)
     if "dir" in holder:
         hessian, use = holder["dir"].state_hessian()
@@ -662,5 +699,6 @@ def solve_newton_pcg(
         factor = _hessian_factor(pat, W, mu)
         if factor is not None:
             hessian = (_single(factor[0]), factor[1], pat.r, pat.c)
-    return BlockSolution(W=W, state=PCGNewtonState(pat.matrix(x), p.scale, mu, hessian, use, W), mu=mu,
+    logdet = None if L is None else _logdet(L)
+    return BlockSolution(W=W, state=PCGNewtonState(pat.matrix(x), p.scale, mu, hessian, use, W, logdet), mu=mu,
                          n_iter=n_iter, converged=mu <= mu_min)
