@@ -108,7 +108,8 @@ def test_cg_direction_equals_the_factored_direction():
 @pytest.mark.parametrize("use, refactors", [((3, 30, 25), True), ((3, 60, 10), False), ((0, 0, 0), False)])
 def test_a_stale_factor_is_replaced_at_the_first_newton_system(use, refactors):
     """When the last solve's CG steps exceed the factor's average cost per solve so far (its
-    factorisation counted as |S|/24 steps), the first Newton system factors; the direction is
+    factorisation counted as |S|/_FACTOR_IN_STEPS steps), the first Newton system factors
+    (in single precision at μ = 0, then a few CG steps with that factor); the direction is
     the reference's either way."""
     import dataclasses
 
@@ -117,11 +118,43 @@ def test_a_stale_factor_is_replaced_at_the_first_newton_system(use, refactors):
     direction = _PCGDirection(pat, [(np.arange(d), state)])
     direction.rtol = 1e-12
     step, _ = direction(pat, x, W, 0.0)
-    assert direction.n_factor == int(refactors) and (direction.n_cg == 0) == refactors
+    assert direction.n_factor == int(refactors) and direction.n_cg > 0
     ref_step, _ = _newton_direction(pat, x, W, 0.0)
     assert np.abs(step - ref_step).max() <= 1e-9 * np.abs(ref_step).max()
     _, use_after = direction.state_hessian()
-    assert use_after == ((1, 0, 0) if refactors else (use[0] + 1, use[1] + direction.n_cg, direction.n_cg))
+    if refactors:
+        # The block's own factor, fresh: a handful of steps reach 1e-12.
+        assert direction.factor[0][0].dtype == np.float32 and direction.n_cg <= 6
+        assert use_after == (1, direction.n_cg, direction.n_cg)
+    else:
+        assert use_after == (use[0] + 1, use[1] + direction.n_cg, direction.n_cg)
+
+
+def test_single_precision_hessian_factor_preconditions_to_float32_accuracy():
+    """L Lᵀ of the single-precision factor is the Jacobi-scaled Hessian to single-precision
+    rounding; the scaling is the double-precision one."""
+    d, first, pat, x, W = _a_round_after()
+    (L, lower), h = newton_pcg._hessian_factor_single(pat, W)
+    (L64, _), h64 = newton_pcg._hessian_factor(pat, W, 0.0)
+    assert lower and L.dtype == np.float32 and np.array_equal(h, h64)
+    L = np.tril(L.astype(np.float64))
+    H = np.tril(L64) @ np.tril(L64).T
+    err = np.abs(L @ L.T - H).max()
+    assert 1e-12 < err <= 1e-5 * np.abs(H).max()
+
+
+def test_single_precision_factor_failure_falls_back_to_double(monkeypatch):
+    """Where the single-precision factorisation is not usable, the double one gives the
+    direction directly, as the reference does."""
+    d, first, pat, x, W = _a_round_after()
+    state = replace(first.state, factor_use=(3, 30, 25))
+    monkeypatch.setattr(newton_pcg, "_hessian_factor_single", lambda pat, W: None)
+    direction = _PCGDirection(pat, [(np.arange(d), state)])
+    direction.rtol = 1e-12
+    step, _ = direction(pat, x, W, 0.0)
+    ref_step, _ = _newton_direction(pat, x, W, 0.0)
+    assert direction.n_factor == 1 and direction.n_cg == 0
+    assert np.abs(step - ref_step).max() <= 1e-12 * np.abs(ref_step).max()
 
 
 @pytest.mark.parametrize("mu", [0.0, 1e-3])

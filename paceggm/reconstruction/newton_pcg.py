@@ -52,7 +52,7 @@ from functools import partial
 import numpy as np
 from scipy.linalg import cho_solve
 from scipy.linalg.blas import dtrsv, strsv
-from scipy.linalg.lapack import dpotrf
+from scipy.linalg.lapack import dpotrf, spotrf
 from scipy.sparse import csr_matrix
 
 from paceggm.reconstruction.newton import (
@@ -115,9 +115,12 @@ _KKT_STOP = 1e-9
 # W is nearly singular, and single precision cost Newton iterations there
 # (measured on low-rank d = 200, ρ = 10: 69 s against 57 s in double).
 _SINGLE_RTOL = 1e-9
-# A Hessian factorisation (assembly included) costs about as much as |S| / this
-# many CG steps (measured at |S| = 550-1,450, d = 400: 10-70 ms against 0.4-1.3 ms).
-_FACTOR_IN_STEPS = 24
+# A Hessian factorisation (assembly included) is counted as |S| / this many CG
+# steps. In double precision it cost about |S| / 24 (measured at |S| = 550-1,450,
+# d = 400: 10-70 ms against 0.4-1.3 ms); assembled and factored in single precision
+# (_hessian_factor_single) it costs about half, and whole low-rank rho = 10 fits took
+# 19.6, 18.9, 19.2 s at d = 400 and 47.2, 45.3, 43.8 s at d = 800 with 24, 48, 96.
+_FACTOR_IN_STEPS = 96
 # CG steps allowed before the Hessian is factored instead: a step costs about
 # 2|S|² + 4d|S| flops against about |S|³/3 for assembling and factoring.
 _CG_MIN_STEPS = 10
@@ -169,6 +172,38 @@ def _hessian_factor(pat: _Pattern, W: np.ndarray, mu: float):
     if not np.all(np.isfinite(H)):
         return None
     cf, info = dpotrf(H, lower=1, overwrite_a=1, clean=0)
+    if info != 0:
+        return None
+    return (cf, True), h
+
+
+def _hessian_factor_single(pat: _Pattern, W: np.ndarray):
+    """:func:`_hessian_factor` at μ = 0 assembled and factored in single precision, to precondition only.
+
+    The preconditioner is kept in single precision anyway (:func:`_single`);
+    making it so from the start halves the ``|S|³/3`` flops of the factorisation
+    and the memory its assembly gathers. Its direction then comes from CG
+    preconditioned with it (a few steps to the system's tolerance, the residuals
+    in double precision) instead of from two triangular solves. The Jacobi
+    scaling is computed in double precision. None when it is not usable
+    (non-finite, or not positive definite in single precision): the caller
+    factors in double precision instead.
+    """
+    r, c = pat.r, pat.c
+    h2 = 0.5 * pat.m * pat.m * (W[r, r] * W[c, c] + W[r, c] ** 2)
+    if not (np.all(np.isfinite(h2)) and np.all(h2 > 0)):
+        return None
+    h = np.sqrt(h2)
+    W32 = W.astype(np.float32)
+    H = _hessian_products(pat, W32[r], W32[c])
+    u = (np.sqrt(0.5) * pat.m / h).astype(np.float32)
+    H *= u[:, None]
+    H *= u[None, :]
+    if not np.all(np.isfinite(H)):
+        return None
+    # H is symmetric up to the rounding of its scaling: its C-ordered array read in
+    # Fortran order (the same matrix to that rounding) is factored in place.
+    cf, info = spotrf(H.T, lower=1, overwrite_a=1, clean=0)
     if info != 0:
         return None
     return (cf, True), h
@@ -304,16 +339,27 @@ class _PCGDirection:
             if step is not None:
                 return self._next_tolerance(*_decrement(g, step))
         self._refactor = False
+        if mu == 0.0:
+            factor = _hessian_factor_single(pat, W)
+            if factor is not None:
+                self._use_factor(factor)
+                step = self._cg(-g, W, mu, diag)
+                if step is not None:
+                    return self._next_tolerance(*_decrement(g, step))
         factor = _hessian_factor(pat, W, mu)
         if factor is None:
             return None, np.nan
+        cf, h = factor
+        self._use_factor((_single(cf), h))
+        return self._next_tolerance(*_decrement(g, -_factor_solve(cf, g / h) / h))
+
+    def _use_factor(self, factor) -> None:
+        """Precondition with ``factor``, the block's own, from now on."""
         self.n_factor += 1
         self._steps_before = self.n_cg
-        cf, h = factor
-        self.factor = (_single(cf), h)
+        self.factor = factor
         self.pre = _Preconditioner(self.S)
-        self.pre.add(np.arange(self.S), *self.factor)
-        return self._next_tolerance(*_decrement(g, -_factor_solve(cf, g / h) / h))
+        self.pre.add(np.arange(self.S), *factor)
 
     def decrement_bound(self, pat: _Pattern, x: np.ndarray, W: np.ndarray, mu: float) -> float:
         """A lower bound on the Newton decrement at ``x``: one preconditioner solve and one Hessian product.
