@@ -354,3 +354,31 @@ def test_hessian_factor_is_the_textbook_assembly_bit_for_bit(mu):
     cf_ref = cho_factor(H / np.outer(h_ref, h_ref), lower=True, check_finite=False)[0]
     (cf, lower), h = _hessian_factor(pat, W, mu)
     assert lower and np.array_equal(h, h_ref) and np.array_equal(np.tril(cf), np.tril(cf_ref))
+
+
+@pytest.mark.parametrize("d", [1, 2, 63, 64, 65, 130, 300])
+@pytest.mark.parametrize("kind", ["dense", "block_diagonal", "nearly_diagonal"])
+def test_inverse_is_bit_for_bit_the_textbook_mirror(d, kind):
+    """The blocked mirror of dpotri's triangle gives the bytes of ``Winv.T + tril(Winv, -1)``,
+    the negative zeros dpotri leaves in block-diagonal inverses turned positive as that sum
+    turns them, for sizes around the block of rows."""
+    from scipy.linalg.lapack import dpotri
+
+    from paceggm.reconstruction.newton import _factor, _inverse
+
+    rng = np.random.default_rng(d)
+    A = rng.normal(size=(d, d))
+    P = A @ A.T / d + np.eye(d)
+    if kind == "block_diagonal":
+        h = d // 2
+        P[:h, h:] = P[h:, :h] = 0.0
+    elif kind == "nearly_diagonal":
+        P = np.diag(rng.random(d) + 1.0)
+        if d > 1:
+            P[0, -1] = P[-1, 0] = -0.1
+    L = _factor(P)
+    Winv, _ = dpotri(L, lower=1)
+    expected = Winv.T + np.tril(Winv, -1)
+    W = _inverse(L)
+    assert W.flags.c_contiguous and W.tobytes() == expected.tobytes()
+    np.testing.assert_allclose(W, np.linalg.inv(P), rtol=1e-10, atol=1e-12)

@@ -659,7 +659,9 @@ def _best_entry(a: float, c: float, y: float, muq: float) -> float | None:
 
 
 def _warm_refine(pat: _Pattern, P0: np.ndarray, mu: float, *, init, scale: float, local: bool = True):
-    """``(P, W, logdet)``: the warm start's new entries at their optima, with its inverse and log-determinant when the earlier blocks kept theirs.
+    """``(P, W, logdet)``: the warm start's new entries at their optima, and ``P⁻¹``, ``log det P`` when known.
+
+    Both are known when the earlier blocks kept theirs (else None).
 
     Towards the exact limit (``mu == 0``) and with ``local``, the new entries'
     neighbourhoods are optimised with them (:func:`_local_start`); at ``mu > 0`` (a start from μ_min
