@@ -14,9 +14,11 @@ conjugate gradients preconditioned with it:
   systems that do not decide the answer (``_SINGLE_RTOL``);
 * a preconditioner solve costs two triangular solves, ``O(|S|²)``;
 * when CG has not reached its tolerance within a budget of steps worth about
-  one factorisation, the Hessian at the current iterate is factored — the
-  direction is then exactly the one :mod:`.newton` computes — and that factor is
-  the preconditioner from then on;
+  one factorisation, the Hessian at the current iterate is factored and that
+  factor is the preconditioner from then on: towards the exact limit (μ = 0)
+  assembled and factored in single precision, the direction then found by CG
+  with it in a few steps (:func:`_hessian_factor_single`); at μ > 0 in double
+  precision, the direction then exactly the one :mod:`.newton` computes;
 * a warm start inherits the factors of the blocks it starts from (variables new
   to the block get the Hessian's diagonal), and how much CG they have cost: a
   factor goes stale as the rounds move ``W``, so when the last solve's CG steps
