@@ -357,7 +357,7 @@ def _assemble_warm_start(p: Problem, init, mu: float) -> tuple[np.ndarray | None
     if len(pieces) == 1 and covers_all(pieces[0][0], p.d) and pieces[0][1].precision.shape == (p.d, p.d):
         # A round that changed an entry inside one block (most rounds): the same
         # numbers as below without building and overwriting a d × d diagonal.
-        ix, s = pieces[0]
+        _, s = pieces[0]
         return np.where(mask, s.precision * (p.scale / s.scale), 0.0), s.mu == 0.0
     P = np.diag(1.0 / diagonal_barrier_solution(p, mu))
     covered = np.zeros(p.d, dtype=bool)
