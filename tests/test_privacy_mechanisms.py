@@ -233,3 +233,14 @@ def test_pruned_gumbel_max_replays_numpys_redraw_of_a_zero_uniform():
     r_ref, r_fast = _pcg64_about_to_draw_zero(), _pcg64_about_to_draw_zero()
     assert _gumbel_argmax(logits, r_fast) == _textbook_gumbel_max(logits, r_ref)
     assert r_fast.bit_generator.state == r_ref.bit_generator.state
+
+
+def test_exponential_mechanism_with_a_legacy_random_state_is_the_textbook_draw():
+    # A RandomState has no Generator stream to replay: it gets argmax(logits + gumbel) itself.
+    from paceggm.privacy.mechanisms import _logits
+
+    scores = np.random.default_rng(3).random(500)
+    r_ref, r_legacy = np.random.RandomState(9), np.random.RandomState(9)
+    picks = [exponential_mechanism(scores, rho=1.0, sensitivity=1e-2, rng=r_legacy) for _ in range(20)]
+    logits = _logits(scores, 1.0, 1e-2)
+    assert picks == [_textbook_gumbel_max(logits, r_ref) for _ in range(20)]

@@ -145,8 +145,12 @@ def _gumbel_argmax(logits: np.ndarray, rng: np.random.Generator) -> int:
     ``logit ≥ v₀ − max G``, two comparisons per candidate that leave a handful.
     Their values are computed as NumPy does (libm's ``log``), ties go to the
     lowest index as in :func:`numpy.argmax`: the choice is the reference's, so
-    the mechanism and every committed selection are unchanged (tested).
+    the mechanism and every committed selection are unchanged (tested). Any
+    other source of randomness (a legacy ``RandomState``, whose Gumbel draws
+    are not defined this way) gets the textbook draw.
     """
+    if not isinstance(rng, np.random.Generator):
+        return int(np.argmax(logits + rng.gumbel(size=logits.shape)))
     state = rng.bit_generator.state
     u = rng.random(logits.size)
     low = int(np.argmin(u))  # the largest Gumbel draw
