@@ -134,7 +134,7 @@ def test_single_precision_hessian_factor_preconditions_to_float32_accuracy():
     """L Lᵀ of the single-precision factor is the Jacobi-scaled Hessian to single-precision
     rounding; the scaling is the double-precision one."""
     d, first, pat, x, W = _a_round_after()
-    (L, lower), h = newton_pcg._hessian_factor_single(pat, W)
+    (L, lower), h = newton_pcg._hessian_factor_single(pat, W, newton_pcg._hessian_diagonal(pat, W, 0.0))
     (L64, _), h64 = newton_pcg._hessian_factor(pat, W, 0.0)
     assert lower and L.dtype == np.float32 and np.array_equal(h, h64)
     L = np.tril(L.astype(np.float64))
@@ -148,7 +148,7 @@ def test_single_precision_factor_failure_falls_back_to_double(monkeypatch):
     direction directly, as the reference does."""
     d, first, pat, x, W = _a_round_after()
     state = replace(first.state, factor_use=(3, 30, 25))
-    monkeypatch.setattr(newton_pcg, "_hessian_factor_single", lambda pat, W: None)
+    monkeypatch.setattr(newton_pcg, "_hessian_factor_single", lambda pat, W, diag: None)
     direction = _PCGDirection(pat, [(np.arange(d), state)])
     direction.rtol = 1e-12
     step, _ = direction(pat, x, W, 0.0)

@@ -179,7 +179,7 @@ def _hessian_factor(pat: _Pattern, W: np.ndarray, mu: float):
     return (cf, True), h
 
 
-def _hessian_factor_single(pat: _Pattern, W: np.ndarray):
+def _hessian_factor_single(pat: _Pattern, W: np.ndarray, diag: np.ndarray):
     """:func:`_hessian_factor` at μ = 0 assembled and factored in single precision, to precondition only.
 
     The preconditioner is kept in single precision anyway (:func:`_single`);
@@ -187,15 +187,13 @@ def _hessian_factor_single(pat: _Pattern, W: np.ndarray):
     and the memory its assembly gathers. Its direction then comes from CG
     preconditioned with it (a few steps to the system's tolerance, the residuals
     in double precision) instead of from two triangular solves. The Jacobi
-    scaling is computed in double precision. None when it is not usable
-    (non-finite, or not positive definite in single precision): the caller
-    factors in double precision instead.
+    scaling is the square root of ``diag``, the Hessian's diagonal
+    (:func:`_hessian_diagonal` at μ = 0, finite and positive), in double
+    precision. None when the factor is not usable (non-finite, or not positive
+    definite in single precision): the caller factors in double precision instead.
     """
     r, c = pat.r, pat.c
-    h2 = 0.5 * pat.m * pat.m * (W[r, r] * W[c, c] + W[r, c] ** 2)
-    if not (np.all(np.isfinite(h2)) and np.all(h2 > 0)):
-        return None
-    h = np.sqrt(h2)
+    h = np.sqrt(diag)
     W32 = W.astype(np.float32)
     H = _hessian_products(pat, W32[r], W32[c])
     u = (np.sqrt(0.5) * pat.m / h).astype(np.float32)
@@ -342,7 +340,7 @@ class _PCGDirection:
                 return self._next_tolerance(*_decrement(g, step))
         self._refactor = False
         if mu == 0.0:
-            factor = _hessian_factor_single(pat, W)
+            factor = _hessian_factor_single(pat, W, diag)
             if factor is not None:
                 self._use_factor(factor)
                 step = self._cg(-g, W, mu, diag)
