@@ -138,3 +138,11 @@ SCALE_ARGS ?=
 .PHONY: bench-scale
 bench-scale: install
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.scale_benchmark --publish $(SCALE_ARGS)
+
+# --- One scale-benchmark cell taken apart: its time per round in pieces (in Choleskys), the Newton systems
+# per solve, the floor a chordal solver would leave, the chordal fill of its pattern and IPF's updates per
+# round (about a minute; prints only). Another cell: FLOOR_ARGS="--shape banded --d 800 --rho 1"
+FLOOR_ARGS ?=
+.PHONY: bench-round-floor
+bench-round-floor: install
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.round_floor $(FLOOR_ARGS)
