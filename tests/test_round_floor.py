@@ -131,3 +131,20 @@ def test_main_prints_the_report(capsys):
     assert out.startswith("# banded, d = 30, rho = 1, newton_pcg:")
     assert "| whole fit |" in out and "Chordal embedding of the last pattern" in out
     assert "IPF from the previous answer" not in out
+
+
+def test_a_failing_fit_leaves_no_timer_behind(monkeypatch):
+    import paceggm
+    import paceggm.reconstruction as reconstruction
+    from paceggm.reconstruction import newton_pcg
+
+    def broken(*args, **kwargs):
+        assert hasattr(newton._inverse, "__wrapped__")  # the timers are on while the fit runs
+        raise RuntimeError("fit failed")
+
+    monkeypatch.setattr(paceggm, "pace_ggm", broken)
+    with pytest.raises(RuntimeError, match="fit failed"):
+        round_floor.measure("lowrank", 20, 1.0, n=500)
+    assert not hasattr(newton._inverse, "__wrapped__")
+    assert not hasattr(newton_pcg._Preconditioner.solve, "__wrapped__")
+    assert reconstruction.SOLVERS["newton_pcg"].solve is newton_pcg.solve_newton_pcg

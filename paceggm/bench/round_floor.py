@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import dataclasses
 import functools
 import sys
@@ -39,7 +40,7 @@ import numpy as np
 from paceggm.bench.scale_benchmark import SHAPES, N, _cholesky_seconds, synthetic
 from paceggm.reconstruction.problem import Problem
 
-__all__ = ["ChordalFill", "minimum_degree_fill", "ipf", "measure", "main"]
+__all__ = ["ChordalFill", "minimum_degree_fill", "ipf", "measure", "report", "main"]
 
 # KKT residual (relative) at which IPF stops: the one at which newton_pcg's exact stage may end.
 IPF_TOL = 1e-9
@@ -228,19 +229,15 @@ def measure(shape: str, d: int, rho: float, *, n: int = N, late: int = 4) -> dic
                     recorded.append((p, state.covariance * (state.scale / p.scale), sol.W))
         return sol
 
-    with mock.patch.dict(reconstruction.SOLVERS, {"newton_pcg": dataclasses.replace(spec, solve=recording_solve)}), \
-            mock.patch.object(newton_pcg._PCGDirection, "__call__", counted_direction):
-        patches = [mock.patch.object(owner, name, _timed(getattr(owner, name), key, seconds, calls))
-                   for key, (owner, name) in pieces.items()]
-        for patch in patches:
-            patch.start()
-        try:
-            t0 = time.thread_time()
-            res = pace_ggm(X, rho=rho, solver="newton_pcg", random_state=derive_seed("scale-fit", shape, d, rho))
-            total = time.thread_time() - t0
-        finally:
-            for patch in reversed(patches):
-                patch.stop()
+    with contextlib.ExitStack() as patches:
+        patches.enter_context(mock.patch.dict(reconstruction.SOLVERS,
+                                              {"newton_pcg": dataclasses.replace(spec, solve=recording_solve)}))
+        patches.enter_context(mock.patch.object(newton_pcg._PCGDirection, "__call__", counted_direction))
+        for key, (owner, name) in pieces.items():
+            patches.enter_context(mock.patch.object(owner, name, _timed(getattr(owner, name), key, seconds, calls)))
+        t0 = time.thread_time()
+        res = pace_ggm(X, rho=rho, solver="newton_pcg", random_state=derive_seed("scale-fit", shape, d, rho))
+        total = time.thread_time() - t0
     rounds = res.n_rounds
     rows, cols = np.nonzero(np.tril(res.pattern))
     ipf_rounds = []
