@@ -13,9 +13,9 @@ solver, and prints
 1. the fit's time per round in pieces, in Choleskys of the same d timed in this process;
 2. on the blocks solved with CG directions (at least ``_CG_MIN_ENTRIES`` measured
    entries), how many Newton systems a solve takes and its first Newton decrement;
-3. the floor a solver that made the inverses of P and the Hessian products free (what a
-   chordal embedding would replace) would still leave: the preconditioner, the local
-   start and everything outside the solver;
+3. the floor a solver that made the factorisations and inverses of P and the Hessian
+   products free (what a chordal embedding would replace) would still leave: the
+   preconditioner, the local start and everything outside the solver;
 4. the chordal embedding of the fit's last pattern: a minimum-degree elimination, its
    fill and multiply–adds against a dense Cholesky's;
 5. IPF: greedy rank-two updates of W from the previous round's answer to the same KKT
@@ -38,6 +38,7 @@ from unittest import mock
 import numpy as np
 
 from paceggm.bench.scale_benchmark import SHAPES, N, _cholesky_seconds, synthetic
+from paceggm.bench.solver_benchmark import _kkt
 from paceggm.reconstruction.problem import Problem
 
 __all__ = ["ChordalFill", "minimum_degree_fill", "ipf", "measure", "report", "main"]
@@ -104,11 +105,6 @@ def minimum_degree_fill(d: int, rows: np.ndarray, cols: np.ndarray) -> ChordalFi
         alive.discard(v)
         adjacent[v] = set()
     return ChordalFill(np.array(counts, dtype=np.int64), fill // 2)
-
-
-def _kkt(W: np.ndarray, p: Problem) -> float:
-    Ws = W[p.rows, p.cols]
-    return float(np.max(np.abs(Ws - p.targets)) / np.max(np.abs(Ws)))
 
 
 def ipf(p: Problem, W0: np.ndarray, *, tol: float = IPF_TOL, max_updates: int = 100_000) -> tuple[int, np.ndarray]:
@@ -243,8 +239,8 @@ def measure(shape: str, d: int, rho: float, *, n: int = N, late: int = 4) -> dic
     ipf_rounds = []
     for p, W0, W_answer in recorded:
         updates, W = ipf(p, W0)
-        ipf_rounds.append({"d": p.d, "entries": int(p.rows.size), "start_kkt": _kkt(W0, p), "updates": updates,
-                           "kkt": _kkt(W, p),
+        ipf_rounds.append({"d": p.d, "entries": int(p.rows.size), "start_kkt": _kkt(W0, p.y, p.lam, 0.0),
+                           "updates": updates, "kkt": _kkt(W, p.y, p.lam, 0.0),
                            "vs_answer": float(np.max(np.abs(W - W_answer)) / np.max(np.abs(W_answer)))})
     return {"shape": shape, "d": d, "rho": rho, "rounds": rounds, "cpu_s": total, "chol_s": chol, "update_s": update,
             "seconds": dict(seconds), "calls": dict(calls), "solves": solves,
