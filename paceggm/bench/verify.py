@@ -363,7 +363,8 @@ def _recipes(results: Path) -> list[str]:
 
 def verify(results: Path = RESULTS, *, overrides: Sequence[str] = (), seed: int = 0, per_stratum: int = 3,
            per_stratum_inexact: int = 10, max_seconds: float = 5.0, jobs: int = 2, recipes: Sequence[str] = (),
-           loader: Callable | None = None, progress: bool = True, log=sys.stderr) -> tuple[int, str]:
+           loader: Callable | None = None, progress: bool = True, rows_out=None,
+           log=sys.stderr) -> tuple[int, str]:
     """Sample, rerun and compare; returns (exit status, the report in Markdown)."""
     import pandas as pd
     from joblib import Parallel, delayed
@@ -432,6 +433,11 @@ def verify(results: Path = RESULTS, *, overrides: Sequence[str] = (), seed: int 
     cpu = sum(new.get("cpu_time", 0.0) for new, _ in out)
 
     pairs = [(old, new) for old, (new, _) in zip(olds, out)]
+    if rows_out is not None:  # the reruns, for comparing two machines or kernels with each other
+        from paceggm.bench.collect import to_frame
+
+        Path(rows_out).parent.mkdir(parents=True, exist_ok=True)
+        to_frame([new for _, new in pairs]).to_parquet(rows_out, index=False)
     kernels = sorted({k for _, ks in out for k in ks})
     groups = summarise(pairs, trial_noise(table))
     by_recipe: dict[str, dict] = {}
@@ -495,6 +501,7 @@ def main(argv: Sequence[str] | None = None, *, loader: Callable | None = None) -
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (default: %(default)s)")
     parser.add_argument("--out", type=Path, help="also write the report (Markdown) here")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--rows", type=Path, help="also write the rerun rows (a results table) here")
     parser.add_argument("overrides", nargs="*", help="Hydra overrides for every recipe (e.g. data_dir=…)")
     args = parser.parse_args(argv)
     for name, v in (("--per-stratum", args.per_stratum), ("--per-stratum-inexact", args.per_stratum_inexact),
@@ -506,7 +513,7 @@ def main(argv: Sequence[str] | None = None, *, loader: Callable | None = None) -
     status, report = verify(args.results, overrides=args.overrides, seed=args.seed, per_stratum=args.per_stratum,
                             per_stratum_inexact=args.per_stratum_inexact, max_seconds=args.max_seconds,
                             jobs=args.jobs, recipes=[r for r in args.recipes.split(",") if r], loader=loader,
-                            progress=not args.no_progress)
+                            progress=not args.no_progress, rows_out=args.rows)
     print(report, end="")
     if args.out is not None and status != 2:
         args.out.parent.mkdir(parents=True, exist_ok=True)
