@@ -50,9 +50,20 @@ def _sampled(table):
 
 def test_a_faithful_rerun_is_within_tolerance_and_reported_per_solver(tmp_path, committed, capsys):
     status, out = _verify(tmp_path, committed, "--out", str(tmp_path / "verify.md"), "--jobs", "2",
-                          capsys=capsys)
+                          "--rows", str(tmp_path / "rows.parquet"), capsys=capsys)
     assert status == 0, out
     assert (tmp_path / "verify.md").read_text() == out
+    # the rerun rows compare with another rerun (another kernel) by the same rules, running nothing
+    rows = pd.read_parquet(tmp_path / "rows.parquet")
+    assert len(rows) == len(_sampled(committed))
+    results = str(tmp_path / "results")
+    assert V.main(["--pair", str(tmp_path / "rows.parquet"), str(tmp_path / "rows.parquet"), "--results", results]) == 0
+    exact = rows.index[rows["params"].str.contains('"newton"')][0]
+    rows.loc[exact, "mahalanobis"] *= 1 + 1e-5
+    rows.to_parquet(tmp_path / "other.parquet", index=False)
+    assert V.main(["--pair", str(tmp_path / "rows.parquet"), str(tmp_path / "other.parquet"),
+                   "--results", results]) == 1
+    assert "rel. difference 1.0e-05" in capsys.readouterr().out.split("# Two reruns")[-1]
     lines = {ln.split("|")[1].strip(): ln for ln in out.splitlines() if ln.startswith("| ")}
     for label in ("paceggm (newton)", "paceggm (ipm)", "ssp"):
         assert lines[label].rstrip().endswith("| ok |"), lines[label]
@@ -184,3 +195,19 @@ def test_usage_errors_exit_2(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         V.main(["--jobs", "0"])
     assert exc.value.code == 2
+
+
+def test_ipm_cells_rerun_with_the_preset_they_were_made_with(committed):
+    from paceggm.reconstruction.ipm import PRESETS
+
+    cfg = to_plain(compose_config(RECIPE))
+    rows = committed.to_dict("records")
+    ipm = V.rebuild_cell(next(r for r in rows if '"ipm"' in r["params"]), cfg)
+    newton = V.rebuild_cell(next(r for r in rows if '"newton"' in r["params"]), cfg)
+    assert V.UNRECORDED_IPM_PRESET in PRESETS
+    made = V.as_run(ipm)
+    assert made.param_dict["solver_options"] == {"preset": V.UNRECORDED_IPM_PRESET}
+    assert made.seed == ipm.seed and made.key != ipm.key  # same noise, another computation's key
+    assert V.as_run(made) == made  # a cell that names its preset keeps it
+    assert V.as_run(ipm, "tight").param_dict["solver_options"] == {"preset": "tight"}
+    assert V.as_run(newton) is newton and V.as_run(newton, "tight") is newton

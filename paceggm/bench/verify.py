@@ -54,8 +54,8 @@ from paceggm.bench.cells import Cell
 from paceggm.bench.methods import method_spec
 from paceggm.bench.seeds import derive_seed
 
-__all__ = ["EXACT_RTOL", "INEXACT_SOLVERS", "GroupReport", "compare", "main", "rebuild_cell", "sample",
-           "summarise", "trial_noise", "verify"]
+__all__ = ["EXACT_RTOL", "INEXACT_SOLVERS", "UNRECORDED_IPM_PRESET", "GroupReport", "as_run", "compare", "judge",
+           "main", "pair", "rebuild_cell", "sample", "summarise", "trial_noise", "verify"]
 
 RESULTS = Path("figures/results")
 #: Solvers whose answer is not the exact completion: their cells are judged by the paired rule.
@@ -100,8 +100,8 @@ def is_inexact(params: str) -> bool:
 
 
 # -- sample ----------------------------------------------------------------------------
-def sample(table, *, seed: int = 0, per_stratum: int = 3, per_stratum_inexact: int = 10,
-           max_seconds: float = 5.0):
+def sample(table, *, seed: int = 0, per_stratum: int = 2, per_stratum_inexact: int = 6,
+           max_seconds: float = 1.0):
     """The sampled rows of ``table`` (all recipes' committed rows): deterministic in ``seed``.
 
     Every stratum (:data:`STRATUM`) gives ``per_stratum`` cells (``per_stratum_inexact``
@@ -149,6 +149,32 @@ def rebuild_cell(row: Mapping, cfg: Mapping) -> Cell:
         raise ValueError(f"rebuilt key {cell.key} / seed {cell.seed} differ from the stored "
                          f"{row['cell_key']} / {row['seed']}")
     return cell
+
+
+#: The IPM-Cholesky preset of a committed cell whose params name none: the library's default
+#: when the committed reproduction was made. A cell that names its preset reruns with it.
+UNRECORDED_IPM_PRESET = "warm"
+
+
+def as_run(cell: Cell, ipm_preset: str | None = None) -> Cell:
+    """The cell with the IPM-Cholesky preset it reruns with (other cells unchanged).
+
+    ``ipm_preset=None`` reruns a cell as it was made: with the preset its params name, else
+    :data:`UNRECORDED_IPM_PRESET` — like with like, whatever the library's default is now.
+    A name reruns the IPM cells with that preset instead (to measure it on the sample; its
+    comparison with the committed cells is then not like with like). Only the key changes:
+    the seeds derive from the cell's data set, trial, method and ρ.
+    """
+    import dataclasses
+
+    params = dict(cell.params)
+    if params.get("solver") != "ipm":
+        return cell
+    options = dict(params.get("solver_options") or {})
+    if ipm_preset is None and options:
+        return cell
+    options["preset"] = ipm_preset or UNRECORDED_IPM_PRESET
+    return dataclasses.replace(cell, params=tuple(sorted({**params, "solver_options": options}.items())))
 
 
 def blas_kernels() -> list[str]:
@@ -361,9 +387,9 @@ def _recipes(results: Path) -> list[str]:
     return sorted(p.parent.name for p in results.glob("*/results.parquet"))
 
 
-def verify(results: Path = RESULTS, *, overrides: Sequence[str] = (), seed: int = 0, per_stratum: int = 3,
-           per_stratum_inexact: int = 10, max_seconds: float = 5.0, jobs: int = 2, recipes: Sequence[str] = (),
-           loader: Callable | None = None, progress: bool = True, rows_out=None,
+def verify(results: Path = RESULTS, *, overrides: Sequence[str] = (), seed: int = 0, per_stratum: int = 2,
+           per_stratum_inexact: int = 6, max_seconds: float = 1.0, jobs: int = 2, recipes: Sequence[str] = (),
+           loader: Callable | None = None, progress: bool = True, rows_out=None, ipm_preset: str | None = None,
            log=sys.stderr) -> tuple[int, str]:
     """Sample, rerun and compare; returns (exit status, the report in Markdown)."""
     import pandas as pd
@@ -391,7 +417,7 @@ def verify(results: Path = RESULTS, *, overrides: Sequence[str] = (), seed: int 
     cells: list[tuple[dict, Cell]] = []
     for row in rows:
         try:
-            cells.append((row, rebuild_cell(row, cfgs[row["experiment"]])))
+            cells.append((row, as_run(rebuild_cell(row, cfgs[row["experiment"]]), ipm_preset)))
         except (ValueError, KeyError) as exc:
             problems.append(f"{row['experiment']} {row['variant']} {row['dataset']} ρ={row['rho']:g} "
                             f"trial {row['trial']}: not rebuildable: {exc}")
@@ -439,26 +465,6 @@ def verify(results: Path = RESULTS, *, overrides: Sequence[str] = (), seed: int 
         Path(rows_out).parent.mkdir(parents=True, exist_ok=True)
         to_frame([new for _, new in pairs]).to_parquet(rows_out, index=False)
     kernels = sorted({k for _, ks in out for k in ks})
-    groups = summarise(pairs, trial_noise(table))
-    by_recipe: dict[str, dict] = {}
-    for old, new in pairs:
-        c = compare(old, new)
-        r = by_recipe.setdefault(old["experiment"], {"preprocessing": old["preprocessing"], "cells": 0,
-                                                     "identical": 0, "path_diffs": 0, "max_rel": 0.0})
-        r["cells"] += 1
-        r["identical"] += c["identical"]
-        r["path_diffs"] += c["path_differs"]
-        r["max_rel"] = max(r["max_rel"], c["rel"])
-        if not is_inexact(old["params"]) and (not c["ok"] or c["rel"] > EXACT_RTOL or c["path_differs"]):
-            why = new.get("error", "").strip().splitlines()[-1:] if not c["ok"] else []
-            problems.append(f"{old['experiment']} {old['variant']} {old['dataset']} ρ={old['rho']:g} "
-                            f"trial {old['trial']} [{old['cell_key']}]: "
-                            + (f"failed: {why[0] if why else 'no error recorded'}" if not c["ok"] else
-                               f"rel. difference {_fmt_rel(c['rel'])}, path "
-                               + ", ".join(f"{p} {_value(old.get(p))}→{_value(new.get(p))}" for p in PATH)))
-        elif not c["ok"]:
-            problems.append(f"{old['experiment']} {old['variant']} {old['dataset']} ρ={old['rho']:g} "
-                            f"trial {old['trial']} [{old['cell_key']}]: failed")
     import numpy
     import scipy
 
@@ -476,15 +482,62 @@ def verify(results: Path = RESULTS, *, overrides: Sequence[str] = (), seed: int 
         f"{', '.join(kernels)} (`OPENBLAS_CORETYPE`={os.environ.get('OPENBLAS_CORETYPE', 'unset')}).",
         f"- **Time**: {elapsed:.1f} s wall with {jobs} workers, one BLAS thread each; the cells took "
         f"{cpu:.1f} CPU seconds in the workers ({cpu / jobs:.1f} s a worker).",
+        "- **IPM-Cholesky**: " + (f"every sampled cell rerun at the preset `{ipm_preset}` (a measurement of that "
+                                  "preset, not like with like)" if ipm_preset else
+                                  "each cell rerun at the preset it was made with (cells that name none: "
+                                  f"`{UNRECORDED_IPM_PRESET}`)") + ".",
         "- **Data sets not available here** (their cells are not run): "
         + (", ".join(f"{k} ({v})" for k, v in sorted(unavailable.items())) if unavailable else "none") + ".",
     ]
-    header += _capped_lines(pairs)
-    groups_ok = all(g.passed for g in groups.values())
-    status = 0 if groups_ok and not problems else 1
+    return judge(pairs, table, header=header, problems=problems)
+
+
+def _cell_text(row: Mapping) -> str:
+    return f"{row['experiment']} {row['variant']} {row['dataset']} ρ={row['rho']:g} trial {row['trial']} [{row['cell_key']}]"
+
+
+def judge(pairs: Sequence[tuple[Mapping, Mapping]], table, *, header: Sequence[str],
+          problems: Sequence[str] = ()) -> tuple[int, str]:
+    """Exit status and report of (reference, rerun) row pairs; ``table`` (the committed rows) gives the trial noise."""
+    problems = list(problems)
+    groups = summarise(pairs, trial_noise(table))
+    by_recipe: dict[str, dict] = {}
+    for old, new in pairs:
+        c = compare(old, new)
+        r = by_recipe.setdefault(old["experiment"], {"preprocessing": old["preprocessing"], "cells": 0,
+                                                     "identical": 0, "path_diffs": 0, "max_rel": 0.0})
+        r["cells"] += 1
+        r["identical"] += c["identical"]
+        r["path_diffs"] += c["path_differs"]
+        r["max_rel"] = max(r["max_rel"], c["rel"])
+        if not c["ok"]:
+            why = str(new.get("error") or "").strip().splitlines()[-1:]
+            problems.append(f"{_cell_text(old)}: failed: {why[0] if why else 'no error recorded'}")
+        elif not is_inexact(old["params"]) and (c["rel"] > EXACT_RTOL or c["path_differs"]):
+            problems.append(f"{_cell_text(old)}: rel. difference {_fmt_rel(c['rel'])}, path "
+                            + ", ".join(f"{p} {_value(old.get(p))}→{_value(new.get(p))}" for p in PATH))
+    header = [*header, *_capped_lines(pairs)]
+    status = 0 if all(g.passed for g in groups.values()) and not problems else 1
     header.append(f"- **Verdict**: {'within tolerance' if status == 0 else 'BEYOND TOLERANCE'} "
                   f"(exit status {status}).")
     return status, format_report(groups, by_recipe, header=header, problems=problems)
+
+
+def pair(reference: Path, rerun: Path, results: Path = RESULTS) -> tuple[int, str]:
+    """Two reruns' rows (``--rows``) against each other, cell by cell, by the same rules; runs nothing."""
+    import pandas as pd
+
+    a, b = pd.read_parquet(reference), pd.read_parquet(rerun)
+    theirs = {k: r for k, r in zip(b["cell_key"], b.to_dict("records"))}
+    pairs = [(r, theirs[k]) for k, r in zip(a["cell_key"], a.to_dict("records")) if k in theirs]
+    if not pairs:
+        return 2, f"{reference} and {rerun} share no cell\n"
+    table = pd.concat([pd.read_parquet(results / n / "results.parquet") for n in _recipes(results)],
+                      ignore_index=True)
+    header = ["# Two reruns of the committed cells, one against the other", "",
+              f"`python -m paceggm.bench.verify --pair {reference.name} {rerun.name}`: {len(pairs)} cells in both "
+              f"({len(a)} and {len(b)} rows); the first is the reference.", ""]
+    return judge(pairs, table, header=header)
 
 
 def main(argv: Sequence[str] | None = None, *, loader: Callable | None = None) -> int:
@@ -493,15 +546,19 @@ def main(argv: Sequence[str] | None = None, *, loader: Callable | None = None) -
     parser.add_argument("--results", type=Path, default=RESULTS, help="the committed results (default: %(default)s)")
     parser.add_argument("--recipes", default="", help="comma-separated recipes (default: every table there)")
     parser.add_argument("--seed", type=int, default=0, help="the sample's seed (default: %(default)s)")
-    parser.add_argument("--per-stratum", type=int, default=3, help="cells a stratum (default: %(default)s)")
-    parser.add_argument("--per-stratum-inexact", type=int, default=10,
+    parser.add_argument("--per-stratum", type=int, default=2, help="cells a stratum (default: %(default)s)")
+    parser.add_argument("--per-stratum-inexact", type=int, default=6,
                         help="cells a stratum of IPM-Cholesky or PGD (default: %(default)s)")
-    parser.add_argument("--max-seconds", type=float, default=5.0,
+    parser.add_argument("--max-seconds", type=float, default=1.0,
                         help="sample cells of at most this committed wall time (default: %(default)s)")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (default: %(default)s)")
     parser.add_argument("--out", type=Path, help="also write the report (Markdown) here")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--rows", type=Path, help="also write the rerun rows (a results table) here")
+    parser.add_argument("--ipm-preset", help="rerun the IPM-Cholesky cells with this preset instead of the one "
+                        "they were made with (a measurement: not like with like)")
+    parser.add_argument("--pair", nargs=2, type=Path, metavar=("REFERENCE", "RERUN"),
+                        help="compare two --rows files with each other instead (runs nothing)")
     parser.add_argument("overrides", nargs="*", help="Hydra overrides for every recipe (e.g. data_dir=…)")
     args = parser.parse_args(argv)
     for name, v in (("--per-stratum", args.per_stratum), ("--per-stratum-inexact", args.per_stratum_inexact),
@@ -510,10 +567,14 @@ def main(argv: Sequence[str] | None = None, *, loader: Callable | None = None) -
             parser.error(f"{name} must be >= 1, got {v}")
     if not args.max_seconds > 0:
         parser.error(f"--max-seconds must be positive, got {args.max_seconds}")
+    if args.pair:
+        status, report = pair(*args.pair, results=args.results)
+        print(report, end="")
+        return status
     status, report = verify(args.results, overrides=args.overrides, seed=args.seed, per_stratum=args.per_stratum,
                             per_stratum_inexact=args.per_stratum_inexact, max_seconds=args.max_seconds,
                             jobs=args.jobs, recipes=[r for r in args.recipes.split(",") if r], loader=loader,
-                            progress=not args.no_progress, rows_out=args.rows)
+                            progress=not args.no_progress, rows_out=args.rows, ipm_preset=args.ipm_preset)
     print(report, end="")
     if args.out is not None and status != 2:
         args.out.parent.mkdir(parents=True, exist_ok=True)
