@@ -354,8 +354,8 @@ def format_report(groups: Mapping[str, GroupReport], by_recipe: Mapping[str, dic
     return "\n".join(lines) + "\n"
 
 
-def _capped_lines(pairs: Sequence[tuple[Mapping, Mapping]]) -> list[str]:
-    """Per inexact solver and recipe: the sampled cells' solves an iteration cap ended, committed and rerun."""
+def _capped_lines(pairs: Sequence[tuple[Mapping, Mapping]], names=("committed", "rerun")) -> list[str]:
+    """Per inexact solver and recipe: the sampled cells' solves an iteration cap ended, in both rows of a pair."""
     counts: dict[tuple[str, str], list[int]] = {}
     for old, new in pairs:
         if not is_inexact(old["params"]) or _value(old.get("n_solves")) is None or new.get("status") != "ok":
@@ -367,7 +367,7 @@ def _capped_lines(pairs: Sequence[tuple[Mapping, Mapping]]) -> list[str]:
         c[3] += int(new["n_solves"])
     if not counts:
         return []
-    parts = [f"{label} in {recipe}: {a:,} of {b:,} committed ({a / max(b, 1):.0%}), {c:,} of {d:,} rerun "
+    parts = [f"{label} in {recipe}: {a:,} of {b:,} {names[0]} ({a / max(b, 1):.0%}), {c:,} of {d:,} {names[1]} "
              f"({c / max(d, 1):.0%})" for (label, recipe), (a, b, c, d) in sorted(counts.items())]
     return ["- **Solves ended by an iteration cap** (the rest stopped on a tolerance): " + "; ".join(parts) + "."]
 
@@ -497,7 +497,7 @@ def _cell_text(row: Mapping) -> str:
 
 
 def judge(pairs: Sequence[tuple[Mapping, Mapping]], table, *, header: Sequence[str],
-          problems: Sequence[str] = ()) -> tuple[int, str]:
+          problems: Sequence[str] = (), names=("committed", "rerun")) -> tuple[int, str]:
     """Exit status and report of (reference, rerun) row pairs; ``table`` (the committed rows) gives the trial noise."""
     problems = list(problems)
     groups = summarise(pairs, trial_noise(table))
@@ -516,7 +516,7 @@ def judge(pairs: Sequence[tuple[Mapping, Mapping]], table, *, header: Sequence[s
         elif not is_inexact(old["params"]) and (c["rel"] > EXACT_RTOL or c["path_differs"]):
             problems.append(f"{_cell_text(old)}: rel. difference {_fmt_rel(c['rel'])}, path "
                             + ", ".join(f"{p} {_value(old.get(p))}→{_value(new.get(p))}" for p in PATH))
-    header = [*header, *_capped_lines(pairs)]
+    header = [*header, *_capped_lines(pairs, names)]
     status = 0 if all(g.passed for g in groups.values()) and not problems else 1
     header.append(f"- **Verdict**: {'within tolerance' if status == 0 else 'BEYOND TOLERANCE'} "
                   f"(exit status {status}).")
@@ -537,7 +537,7 @@ def pair(reference: Path, rerun: Path, results: Path = RESULTS) -> tuple[int, st
     header = ["# Two reruns of the committed cells, one against the other", "",
               f"`python -m paceggm.bench.verify --pair {reference.name} {rerun.name}`: {len(pairs)} cells in both "
               f"({len(a)} and {len(b)} rows); the first is the reference.", ""]
-    return judge(pairs, table, header=header)
+    return judge(pairs, table, header=header, names=(reference.stem, rerun.stem))
 
 
 def main(argv: Sequence[str] | None = None, *, loader: Callable | None = None) -> int:
