@@ -211,3 +211,16 @@ def test_ipm_cells_rerun_with_the_preset_they_were_made_with(committed):
     assert V.as_run(made) == made  # a cell that names its preset keeps it
     assert V.as_run(ipm, "tight").param_dict["solver_options"] == {"preset": "tight"}
     assert V.as_run(newton) is newton and V.as_run(newton, "tight") is newton
+
+
+def test_the_unrecorded_ipm_preset_is_the_one_the_committed_cells_were_made_with():
+    """Committed IPM rows name no preset: they were made with the library's default.
+
+    When that default changes, this fails: IPM cells must then record their preset in their
+    params (so new tables say what made them) while UNRECORDED_IPM_PRESET keeps naming the
+    preset of the tables already committed, until they are regenerated.
+    """
+    from paceggm.reconstruction.ipm import DEFAULTS, PRESETS
+
+    made_with = PRESETS[V.UNRECORDED_IPM_PRESET]
+    assert {k: DEFAULTS[k] for k in made_with} == made_with
