@@ -146,3 +146,12 @@ FLOOR_ARGS ?=
 .PHONY: bench-round-floor
 bench-round-floor: install
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.round_floor $(FLOOR_ARGS)
+
+# --- make verify: rerun a stratified sample of the committed results (figures/results; every recipe, method,
+# solver, preprocessing and available data set, about 1,000 cells drawn from a fixed seed, 2 workers) and
+# compare cell by cell; exits 1 beyond the tolerances of README, *Verifying the committed results*.
+# Needs the raw data (PACEGGM_DATA_DIR); unavailable data sets are reported. VERIFY_ARGS="--out FILE.md …"
+VERIFY_ARGS ?=
+.PHONY: verify
+verify: install
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.verify $(VERIFY_ARGS)

@@ -42,8 +42,8 @@ from paceggm.bench.config import fingerprint, provenance
 from paceggm.bench.execute import CellData, failed_row, prepare_data, run_cell
 from paceggm.bench.store import RunStore
 
-__all__ = ["BackendError", "SweepSummary", "check_config", "default_loader", "resolve_loader",
-           "run_sweep", "store_for"]
+__all__ = ["BackendError", "SweepSummary", "check_config", "default_loader", "is_unavailable", "load_cell_data",
+           "resolve_loader", "run_sweep", "store_for"]
 
 
 class BackendError(RuntimeError):
@@ -160,11 +160,21 @@ def n_workers(requested: int, n_pending: int, *, local: bool = True) -> int:
     return max(1, n)
 
 
-def _is_unavailable(exc: BaseException) -> bool:
+def is_unavailable(exc: BaseException) -> bool:
     """No file, no network: the data set may come later; everything else is a failure."""
     from urllib.error import URLError
 
     return isinstance(exc, (FileNotFoundError, ConnectionError, TimeoutError, URLError))
+
+
+def load_cell_data(cfg: Mapping, dataset: str, cells: Sequence[Cell], loader: Callable) -> CellData:
+    """Load ``dataset`` as the recipe ``cfg`` prepares it for ``cells`` (its preprocessing, bound
+    policy, regression target when a cell needs it, outcome column dropped when asked)."""
+    loaded = loader(dataset, preprocessing=cfg["preprocessing"], data_dir=cfg.get("data_dir"))
+    return prepare_data(
+        loaded, name=dataset, preprocessing=cfg["preprocessing"], bound_check=cfg.get("bound_check", "auto"),
+        need_target=any(c.task == "regression" for c in cells), drop_target=bool(cfg.get("drop_target", False)),
+    )
 
 
 @dataclass
@@ -480,14 +490,9 @@ def _sweep(cfg, cells, store, *, loader, order, overrides, show, log, t_start, n
     data = {}
     for ds, ds_cells in by_dataset.items():
         try:
-            loaded = loader(ds, preprocessing=cfg["preprocessing"], data_dir=cfg.get("data_dir"))
-            data[ds] = prepare_data(
-                loaded, name=ds, preprocessing=cfg["preprocessing"], bound_check=cfg.get("bound_check", "auto"),
-                need_target=any(c.task == "regression" for c in ds_cells),
-                drop_target=bool(cfg.get("drop_target", False)),
-            )
+            data[ds] = load_cell_data(cfg, ds, ds_cells, loader)
         except Exception as exc:
-            if _is_unavailable(exc):
+            if is_unavailable(exc):
                 summary.unavailable[ds] = (len(ds_cells), _cause(f"{type(exc).__name__}: {exc}"))
                 continue
             error = f"data set {ds!r} could not be loaded:\n{traceback.format_exc()}"
