@@ -160,7 +160,7 @@ def _trials(df) -> int | None:
 
 def _figure(log, config, tables_, *, name, title, description, artifact, select, metrics,
             datasets=None, expected_variants=None, compared=(), errorbars=False, styles=None,
-            spread=None):
+            spread=None, references=None):
     art = Artifact(name, "figure", title, description if isinstance(description, str) else "")
     log.artifacts.append(art)
     rows, exp, prep = _pick(tables_, config, artifact, select)
@@ -184,7 +184,7 @@ def _figure(log, config, tables_, *, name, title, description, artifact, select,
     fig = plots.metric_grid(rows, datasets=datasets, variants=variants, metrics=metrics, rhos=rhos,
                             dims=dims(rows), spread=spread or config.spread, compared=compared,
                             errorbars=errorbars, max_columns=config.max_columns, styles=styles,
-                            width=config.width)
+                            width=config.width, references=references(exp, prep) if references else None)
     art.files = plots.save(fig, log.out, name, config.formats)
     art.source, art.preprocessing, art.trials = exp, prep, _trials(rows)
     art.other_preprocessings = rows.attrs.get("other_preprocessings", [])
@@ -308,8 +308,13 @@ def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = 
             title="Linear regression",
             description=lambda labels: f"Test MSE vs ρ of {_enumerate(labels)} (linear regression; "
                                        f"PACE-GGM's from its covariance of [X, y]); points: mean over "
-                                       f"trials, bars: ±1 standard error.",
-            select=_regression_rows, metrics=["mse"], errorbars=True)
+                                       f"trials, bars: ±1 standard error; " + (
+                                           "grey lines: the test MSE of predicting 0 and of non-private least "
+                                           "squares on the same splits (mean over trials; `references.csv`)."
+                                           if _references_file(runs, "regression").is_file() else
+                                           "no reference lines (no `references.csv` beside these results)."),
+            select=_regression_rows, metrics=["mse"], errorbars=True,
+            references=lambda exp, prep: _regression_references(runs, exp, prep))
 
     _tables(log, config, tables_, name="measurements", artifact="measurements",
             title="Measured entries",
@@ -365,6 +370,23 @@ def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = 
     log.artifacts.append(art)
     _against_published(log, config, tables_)
     return log
+
+
+def _references_file(runs, experiment: str) -> Path:
+    return Path(runs) / experiment / "references.csv"
+
+
+def _regression_references(runs, experiment: str, preprocessing: str | None) -> dict:
+    """Per data set, the mean test MSE of predicting 0 and of non-private least squares, when the
+    results have a ``references.csv`` (``python -m paceggm.bench.regression_references``)."""
+    path = _references_file(runs, experiment)
+    if not path.is_file():
+        return {}
+    refs = pd.read_csv(path)
+    if preprocessing is not None:
+        refs = refs[refs["preprocessing"] == preprocessing]
+    means = refs.groupby("dataset")[["null", "ols"]].mean()
+    return {ds: {"predict 0": float(r["null"]), "non-private OLS": float(r["ols"])} for ds, r in means.iterrows()}
 
 
 def _solver_of(rows) -> str:
