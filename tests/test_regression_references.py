@@ -2,12 +2,13 @@
 
 import numpy as np
 import pandas as pd
-from bench_loaders import small_loader
 
 from paceggm.bench import investigations as inv
 from paceggm.bench import regression_references as refs
 from paceggm.bench.figures.__main__ import main as figures_cli
 from paceggm.bench.figures.synthetic import write_synthetic_store
+
+from bench_loaders import small_loader
 
 
 def test_references_use_the_harness_splits_and_least_squares_is_the_best_linear_fit():
