@@ -1,4 +1,4 @@
-"""Investigations of REPRODUCTION.md §12: the regression gap to AdaSSP and the d − 1 columns.
+"""Investigations of REPRODUCTION.md §2 and §8: the d − 1 columns and the regression gap to AdaSSP.
 
 Two sub-commands, each printing its tables to standard output::
 
@@ -36,7 +36,7 @@ from paceggm.exceptions import PrivacyLeakWarning
 __all__ = ["REGRESSION_VARIANTS", "regression_gap", "regression_gap_ratios", "regression_gap_summary",
            "drop_target_comparison", "main"]
 
-# Test-MSE columns of :func:`regression_gap`, in the order §12c's table lists them.
+# Test-MSE columns of :func:`regression_gap`, in the order REPRODUCTION.md §8 names them.
 REGRESSION_VARIANTS = ("adassp", "adassp_p0.5", "paceggm", "paceggm_full_rho_no_ridge")
 
 
