@@ -28,9 +28,19 @@ from paceggm.bench.execute import _split, prepare_data
 from paceggm.bench.runner import resolve_loader
 from paceggm.bench.seeds import data_seed
 
-__all__ = ["COLUMNS", "reference_mses", "main"]
+__all__ = ["COLUMNS", "reference_mses", "regression_data", "main"]
 
 COLUMNS = ("dataset", "preprocessing", "trial", "n_test", "null", "ols")
+
+
+def regression_data(name: str, *, preprocessing: str, loader: Callable | None = None, data_dir: str | None = None):
+    """The harness's ``CellData`` of a regression data set (features and target), as its cells load it."""
+    load = loader or resolve_loader(None)
+    data = prepare_data(load(name, preprocessing=preprocessing, data_dir=data_dir), name=name,
+                        preprocessing=preprocessing, bound_check="auto", need_target=True)
+    if data.features is None:
+        raise ValueError(data.target_error)
+    return data
 
 
 def reference_mses(datasets: Sequence[str], trials: Sequence[int], *, preprocessing: str = "paper",
@@ -42,13 +52,9 @@ def reference_mses(datasets: Sequence[str], trials: Sequence[int], *, preprocess
     centred data), and is solved by an SVD-based least-squares routine, so a rank-deficient
     design gets the minimum-norm solution.
     """
-    load = loader or resolve_loader(None)
     records = []
     for name in datasets:
-        data = prepare_data(load(name, preprocessing=preprocessing, data_dir=data_dir), name=name,
-                            preprocessing=preprocessing, bound_check="auto", need_target=True)
-        if data.features is None:
-            raise ValueError(data.target_error)
+        data = regression_data(name, preprocessing=preprocessing, loader=loader, data_dir=data_dir)
         X, y = data.features, data.target
         for trial in trials:
             train, test = _split(len(y), test_fraction, data_seed(base_seed, name, int(trial)))

@@ -94,10 +94,7 @@ class Distance:
     replicate: rep.ReplicateCheck | None = None  # the same counts scored by an exact replicate
 
     def summary(self) -> str:
-        e = {x.name: x for x in self.replicate.counts} if self.replicate else {}
-
-        def count(name, n):
-            return f"{n}" + (f" [{e[name].brief()}]" if name in e else "")
+        count = functools.partial(_with_replicate, self.replicate)
         return (f"{self.table} ({self.preprocessing}): {self.cells} cells; within 10 %: {count('within 10 %', self.within_10)}, "
                 f"within 25 %: {count('within 25 %', self.within_25)}, within 2×: {count('within 2×', self.within_2x)}; "
                 f"median ours/published {fmt_sig(self.median_ratio)}; beyond 3 SE of the difference: "
@@ -222,10 +219,7 @@ class WinnerDistance:
     replicate: rep.ReplicateCheck | None = None  # the same counts scored by an exact replicate
 
     def summary(self) -> str:
-        e = {x.name: x for x in self.replicate.counts} if self.replicate else {}
-
-        def count(name, n):
-            return f"{n}" + (f" [{e[name].brief()}]" if name in e else "")
+        count = functools.partial(_with_replicate, self.replicate)
         return (f"{self.table}: {self.cells} cells; exact winner matches {count('exact winner matches', self.exact)}, "
                 f"α matches {count('α matches', self.alpha)}, β matches {count('β matches', self.beta)}; the "
                 f"published pair is within 1 SE of our winner in {count('published pair within 1 SE', self.within_1se)}; "
@@ -305,8 +299,9 @@ def best_pair_comparison(rows: pd.DataFrame, metric: str) -> tuple[Table, Winner
 
 
 def _with_replicate(check, name: str, observed) -> str:
+    """``observed``, and beside it the replicate's score of the count ``name`` where ``check`` has it."""
     e = {x.name: x for x in check.counts} if check else {}
-    return e[name].cell() if name in e else str(observed)
+    return f"{observed}" + (f" [{e[name].brief()}]" if name in e else "")
 
 
 def _verdict(check) -> str:

@@ -89,10 +89,6 @@ class Expected:
         """``replicate 64.1 (95 %: 58–70)``."""
         return f"replicate {fmt_sig(self.mean, 3)} (95 %: {_num(self.low)}–{_num(self.high)})"
 
-    def cell(self) -> str:
-        """The count with the replicate beside it, for a table cell."""
-        return f"{_num(self.observed)} [{self.brief()}]"
-
 
 def _num(x: float) -> str:
     return f"{int(x)}" if float(x).is_integer() else fmt_sig(x, 3)
