@@ -55,14 +55,6 @@ def test_c3_a_drop_in_the_measured_count_is_found():
     assert v.verdict == V.PARTLY and "ibm 2→10" in v.evidence
 
 
-@pytest.mark.parametrize("ratio, verdict", [(0.9, V.SUPPORTED), (1.05, V.PARTLY), (1.5, V.CONTRADICTED)])
-def test_c13_regression_verdict_follows_the_mse_ratio(ratio, verdict):
-    reg = _table("regression")
-    reg = _set(reg, "mse", lambda r: (ratio if r.method == "paceggm_regression" else 1.0) * (1 + 0.01 * r.trial))
-    v = V.c13({"regression": reg})
-    assert v.verdict == verdict and f"{reg['dataset'].nunique()} data sets" in v.evidence
-
-
 @pytest.mark.parametrize("slower_off, same_error, verdict", [(True, True, V.SUPPORTED), (False, True, V.CONTRADICTED),
                                                              (True, False, V.CONTRADICTED)])
 def test_c12_components_need_identical_errors_and_less_time(slower_off, same_error, verdict):
@@ -91,16 +83,6 @@ def test_c9_and_c8_read_the_winning_pairs():
     assert V.c10(tables).verdict == V.CONTRADICTED  # worst/best = 2 everywhere
 
 
-def test_c5_needs_communities_crime_near_255_and_counts_following_e_off():
-    meas = _table("measurements", datasets=("adult", "seoul_bike", "life_expectancy", "communities_crime"),
-                  rhos=(0.1, 10.0))
-    e_off = {"adult": 0.018, "seoul_bike": 0.340, "life_expectancy": 0.656, "communities_crime": 0.895}
-    follows = _set(meas, "n_measured_offdiag", lambda r: int(round(255 * r.d / 102 * e_off[r.dataset] / 0.895)))
-    assert V.c5({"measurements": follows}).verdict == V.SUPPORTED
-    flat = _set(meas, "n_measured_offdiag", lambda r: 100)
-    assert V.c5({"measurements": flat}).verdict == V.CONTRADICTED
-
-
 def test_parts_about_online_only_data_sets_are_named_not_testable():
     meas = _table("measurements", datasets=("adult", "ibm", "communities_crime", "madeline"), rhos=(0.1, 10.0))
     v = V.c4({"measurements": meas})
@@ -116,24 +98,11 @@ def test_c11_judges_ipm_stability_against_the_exact_solver(ipm_factor, verdict):
     for m in ("mahalanobis", "frobenius"):
         solver = _set(solver, m, lambda r: {"ipm": ipm_factor, "pgd0": ipm_factor,
                                             "pgd1": ipm_factor * (1.0 + 0.01 * r.d)}.get(r.p_solver, 1.0))
-    solver = _set(solver, "solve_time", lambda r: 2.0 if r.p_solver == "pgd1" else 1.0)
+    # (d) IPM faster than PGD-0
+    solver = _set(solver, "solve_time", lambda r: {"pgd1": 2.0, "ipm": 0.5}.get(r.p_solver, 1.0))
     v = V.c11({"solver": solver})
     assert v.verdict == verdict
     assert ("worst " + V.fmt_sig(ipm_factor)) in v.evidence and "IPM converged in 0 of" in v.evidence
     # Without Newton rows, convergence decides (c): never converged, so partly whatever the errors.
     no_newton = V.c11({"solver": solver[solver["p_solver"] != "newton"]})
     assert "worst" not in no_newton.evidence and no_newton.verdict == V.PARTLY
-
-
-def test_c12_judges_ipm_and_also_shows_the_exact_solver():
-    comp = _table("components", rhos=(0.01, 1.0))
-    comp = _set(comp, "solve_time", lambda r: 1.0 if r.p_use_components else 2.0)
-    # IPM's errors differ on vs off (its inexact solves can change PACE-GGM's path); Newton's do not.
-    comp = _set(comp, "frobenius", lambda r: 1.1 if (r.p_solver == "ipm" and not r.p_use_components) else 1.0)
-    comp = _set(comp, "mahalanobis", lambda r: 1.0)
-    v = V.c12({"components": comp})
-    assert v.verdict == V.CONTRADICTED
-    assert v.evidence.startswith("IPM-Cholesky: largest relative difference of the mean errors 0.09")
-    assert "Newton (exact): largest relative difference of the mean errors 0" in v.evidence
-    newton_only = V.c12({"components": comp[comp["p_solver"] == "newton"]})
-    assert newton_only.verdict == V.SUPPORTED and "Newton (exact)" not in newton_only.evidence

@@ -1,4 +1,4 @@
-"""The §12 investigations module: its tables' shape, and ratios that are the MSEs' own ratios."""
+"""The investigations module (REPRODUCTION.md §2, §8): its tables' shape, and ratios that are the MSEs' own ratios."""
 
 import numpy as np
 import pandas as pd

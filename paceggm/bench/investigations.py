@@ -1,4 +1,4 @@
-"""Investigations of REPRODUCTION.md §12: the regression gap to AdaSSP and the d − 1 columns.
+"""Investigations of REPRODUCTION.md §2 and §8: the d − 1 columns and the regression gap to AdaSSP.
 
 Two sub-commands, each printing its tables to standard output::
 
@@ -28,7 +28,8 @@ import pandas as pd
 
 from paceggm import PACEGGM
 from paceggm.baselines.regression import AdaSSP, PACEGGMRegression, _solve_ridge
-from paceggm.bench.execute import _split, prepare_data
+from paceggm.bench.execute import _split
+from paceggm.bench.regression_references import regression_data
 from paceggm.bench.runner import resolve_loader
 from paceggm.bench.seeds import data_seed, method_seed, seed_sequence
 from paceggm.exceptions import PrivacyLeakWarning
@@ -36,7 +37,7 @@ from paceggm.exceptions import PrivacyLeakWarning
 __all__ = ["REGRESSION_VARIANTS", "regression_gap", "regression_gap_ratios", "regression_gap_summary",
            "drop_target_comparison", "main"]
 
-# Test-MSE columns of :func:`regression_gap`, in the order §12c's table lists them.
+# Test-MSE columns of :func:`regression_gap`, in the order REPRODUCTION.md §8 names them.
 REGRESSION_VARIANTS = ("adassp", "adassp_p0.5", "paceggm", "paceggm_full_rho_no_ridge")
 
 
@@ -76,13 +77,9 @@ def regression_gap(datasets: Sequence[str], rhos: Sequence[float], trials: int, 
     Every fit of a trial draws its noise from PACE-GGM regression's harness seed, so the
     variants of a trial differ by their method only, not by their noise stream.
     """
-    load = loader or resolve_loader(None)
     records = []
     for name in datasets:
-        data = prepare_data(load(name, preprocessing=preprocessing, data_dir=data_dir), name=name,
-                            preprocessing=preprocessing, bound_check="auto", need_target=True)
-        if data.features is None:
-            raise ValueError(data.target_error)
+        data = regression_data(name, preprocessing=preprocessing, loader=loader, data_dir=data_dir)
         X, y = data.features, data.target
         d = X.shape[1]
         for rho in rhos:

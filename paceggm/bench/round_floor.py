@@ -1,8 +1,7 @@
 """Where a PACE-GGM round's time goes, and what other exact solvers would leave of it.
 
 ``make bench-scale`` gives the time per round against one dense Cholesky; this command
-takes one of its cells apart (REPRODUCTION.md §13, the item on rounds within 10
-Choleskys)::
+takes one of its cells apart (docs/scale.md, *Where a round's time goes*)::
 
     python -m paceggm.bench.round_floor --shape lowrank --d 400 --rho 10
 

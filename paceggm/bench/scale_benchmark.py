@@ -300,32 +300,43 @@ def _latex(rows: list[dict], machine: str) -> str:
 
 
 def plot(rows: list[dict], path: Path) -> None:
-    """Seconds per round and one Cholesky against d, from the results rows only."""
-    import matplotlib
+    """Seconds per round and one Cholesky against d, from the results rows only, in the figures' style
+    (:mod:`paceggm.bench.figures.style`: its fonts, widths and colour-blind-safe palette; shape by colour
+    and marker, ρ by line style, so the figure reads in grayscale)."""
+    import matplotlib as mpl
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from paceggm.bench.figures import style
+    from paceggm.bench.methods import PALETTE
 
     ok = [r for r in rows if r["status"] == "ok"]
     solvers = sorted({r.get("solver", "newton") for r in ok}) or ["newton"]
-    fig, axes = plt.subplots(1, len(solvers), figsize=(5.0 * len(solvers), 4.0), sharey=True, squeeze=False)
+    looks = dict(zip(SHAPES, ((PALETTE["orange"], "o"), (PALETTE["blue"], "s"), (PALETTE["green"], "D"))))
+    lines = dict(zip(RHOS, ("-", "--")))
     chol = sorted((d, 1e3 * float(np.median([r["chol_s"] for r in ok if r["d"] == d]))) for d in {r["d"] for r in ok})
-    for ax, solver in zip(axes[0], solvers):
-        for shape, marker in zip(SHAPES, "osD"):
-            for rho, ls in zip(sorted({r["rho"] for r in ok}), ("-", "--", ":")):
-                pts = sorted((r["d"], r["ms_per_round"]) for r in ok if r["shape"] == shape and r["rho"] == rho
-                             and r.get("solver", "newton") == solver)
-                if pts:
-                    ax.plot(*zip(*pts), marker=marker, ls=ls, label=f"{shape}, ρ = {rho:g}")
-        if chol:
-            ax.plot(*zip(*chol), color="black", lw=2, label="one d × d Cholesky")
-        ax.set(xscale="log", yscale="log", xlabel="d", title=f"solver {solver}")
-        ax.legend(fontsize=7)
-    axes[0][0].set_ylabel("CPU ms per round (timeouts: rounds done)")
-    fig.tight_layout()
-    for suffix in (".pdf", ".png"):
-        fig.savefig(path.with_suffix(suffix), dpi=150)
-    plt.close(fig)
+    with mpl.rc_context(style.RC):
+        fig = Figure(figsize=(style.FULL_WIDTH, 2.7), layout="constrained")
+        FigureCanvasAgg(fig)
+        axes = fig.subplots(1, len(solvers), sharey=True, squeeze=False)[0]
+        for ax, solver in zip(axes, solvers):
+            for shape in SHAPES:
+                colour, marker = looks.get(shape, (PALETTE["grey"], "^"))
+                for rho in sorted({r["rho"] for r in ok}):
+                    pts = sorted((r["d"], r["ms_per_round"]) for r in ok if r["shape"] == shape and r["rho"] == rho
+                                 and r.get("solver", "newton") == solver)
+                    if pts:
+                        ax.plot(*zip(*pts), color=colour, marker=marker, linestyle=lines.get(rho, ":"),
+                                markerfacecolor="white", label=f"{shape}, ρ = {rho:g}")
+            if chol:
+                ax.plot(*zip(*chol), color=PALETTE["black"], lw=1.6, label="one d × d Cholesky")
+            ax.set(xscale="log", yscale="log", xlabel="d", title=f"solver {solver}")
+            ax.grid(True, which="major")
+        axes[0].set_ylabel("CPU ms per round\n(timeouts: rounds done)")
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside right center", frameon=False)
+        for suffix in (".pdf", ".png"):
+            fig.savefig(path.with_suffix(suffix), metadata={"CreationDate": None} if suffix == ".pdf" else None)
 
 
 def write_outputs(rows: list[dict], *, tables: Path, figures: Path) -> None:

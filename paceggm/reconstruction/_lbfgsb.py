@@ -5,7 +5,7 @@ blocks of a PACE-GGM run, at ``n = d(d+1)/2 ≈ 5,000`` variables. Per iteration
 ``minimize`` adds Python work around the compiled routine (a ``ScalarFunction``
 that copies and compares ``x``, a result object, a float64 copy of the gradient,
 and at every call a Python loop over all ``n`` bounds), a large share of each
-iteration (measured in REPRODUCTION.md, *How the solvers' settings were chosen*).
+iteration (measured in docs/solvers.md).
 This driver runs the same routine (``scipy.optimize._lbfgsb.setulb``) with the
 same reverse-communication loop, stopping rules and workspace, so it returns
 bit-identical iterates (tested against ``minimize``); it only leaves the

@@ -7,9 +7,8 @@ diagonal), each stage warm-started from the previous one.
 
 Choices the publication leaves open (all in normalised units, see
 :mod:`paceggm.reconstruction.problem`). Two named settings (``preset=``,
-:data:`PRESETS`); the measurements behind them are in REPRODUCTION.md, *How the
-solvers' settings were chosen* and *Stopping rule of the first-order reference
-solvers*:
+:data:`PRESETS`); the measurements behind them are in the design notes docs/solvers.md
+and docs/stopping-rules.md:
 
 ``"warm"`` (the default)
     A PACE-GGM round changes one entry of a block, so its solve starts from the
@@ -115,8 +114,7 @@ class _ScaledBarrier:
     structure built once per problem — an evaluation only refills its values
     (building it anew cost more than the arithmetic). ``L`` lives in one buffer
     whose upper triangle stays zero, so an evaluation only scatters ``v`` into
-    it, and ``G L`` is read back through flat indices. Timings: REPRODUCTION.md,
-    *How the solvers' settings were chosen*.
+    it, and ``G L`` is read back through flat indices. Timings: docs/solvers.md.
     """
 
     def __init__(self, p: Problem) -> None:

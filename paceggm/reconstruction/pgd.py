@@ -21,7 +21,7 @@ current estimate, and a truncated estimate can change the choices. On
 life_expectancy at ρ = 10, PGD from 0 stopped at any coarser candidate measured
 (2e-5 to 3e-4) sent a trial down other selections, with 80-95x the Mahalanobis
 error of the tight setting, while 1e-5 kept all ten trials within 8 % of it
-(REPRODUCTION.md, *PGD's stopping rule*; ``make bench-stopping``).
+(docs/stopping-rules.md; ``make bench-stopping``).
 
 With the component decomposition on, entries across components are fixed at 0;
 with it off and unmeasured entries started at 1 they are free to stay non-zero,
@@ -42,7 +42,7 @@ def _project_psd(W: np.ndarray) -> np.ndarray:
     # LAPACK's divide-and-conquer driver, the one np.linalg.eigh calls, called
     # directly: numpy's wrapper cost a few per cent of an iteration. The solves
     # match the np.linalg.eigh version bit for bit on most blocks, not all
-    # (twelfth digit; REPRODUCTION.md, How the solvers' settings were chosen).
+    # (twelfth digit; docs/solvers.md).
     vals, vecs, info = lapack.dsyevd(W, compute_v=1, lower=1)
     if info != 0:
         raise np.linalg.LinAlgError(f"eigendecomposition did not converge (LAPACK dsyevd info={info})")

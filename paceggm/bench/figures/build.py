@@ -61,6 +61,8 @@ class BuildLog:
     artifacts: list[Artifact] = field(default_factory=list)
     unreadable: dict[str, str] = field(default_factory=dict)
     experiments: dict[str, tuple[int, int]] = field(default_factory=dict)  # name → (rows, ok rows)
+    replicate: list[str] = field(default_factory=list)  # per published table: against an exact replicate
+    verdicts: list = field(default_factory=list)  # the C1–C13 verdicts (verdicts.Verdict)
 
     @property
     def files(self) -> list[Path]:
@@ -158,7 +160,7 @@ def _trials(df) -> int | None:
 
 def _figure(log, config, tables_, *, name, title, description, artifact, select, metrics,
             datasets=None, expected_variants=None, compared=(), errorbars=False, styles=None,
-            spread=None):
+            spread=None, references=None):
     art = Artifact(name, "figure", title, description if isinstance(description, str) else "")
     log.artifacts.append(art)
     rows, exp, prep = _pick(tables_, config, artifact, select)
@@ -182,7 +184,7 @@ def _figure(log, config, tables_, *, name, title, description, artifact, select,
     fig = plots.metric_grid(rows, datasets=datasets, variants=variants, metrics=metrics, rhos=rhos,
                             dims=dims(rows), spread=spread or config.spread, compared=compared,
                             errorbars=errorbars, max_columns=config.max_columns, styles=styles,
-                            width=config.width)
+                            width=config.width, references=references(exp, prep) if references else None)
     art.files = plots.save(fig, log.out, name, config.formats)
     art.source, art.preprocessing, art.trials = exp, prep, _trials(rows)
     art.other_preprocessings = rows.attrs.get("other_preprocessings", [])
@@ -191,15 +193,20 @@ def _figure(log, config, tables_, *, name, title, description, artifact, select,
     return art, rows
 
 
-def _tables(log, config, tables_, *, name, title, description, artifact, select, make, metrics):
+def _tables(log, config, tables_, *, name, title, description, artifact, select, make, metrics,
+            nothing="nothing to show for these results"):
     art = Artifact(name, "table", title, description)
     log.artifacts.append(art)
     rows, exp, prep = _pick(tables_, config, artifact, select)
     if exp is None:
         art.skipped = _skip_reason(config, artifact, tables_)
         return art
+    made = make(rows)
+    if not made:  # e.g. a demo grid without any cell of a published table: no 0-cell comparison
+        art.skipped = f"{nothing} (source `{exp}`)"
+        return art
     art.guarantee = guarantee_note(rows)
-    for t in make(rows):
+    for t in made:
         # The table files carry the note in their caption; the report shows it once per artifact.
         captioned = replace(t, caption=f"{t.caption} {art.guarantee}".strip())
         art.files += tables.write_table(captioned, log.out / "tables")
@@ -301,8 +308,13 @@ def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = 
             title="Linear regression",
             description=lambda labels: f"Test MSE vs ρ of {_enumerate(labels)} (linear regression; "
                                        f"PACE-GGM's from its covariance of [X, y]); points: mean over "
-                                       f"trials, bars: ±1 standard error.",
-            select=_regression_rows, metrics=["mse"], errorbars=True)
+                                       f"trials, bars: ±1 standard error; " + (
+                                           "grey lines: the test MSE of predicting 0 and of non-private least "
+                                           "squares on the same splits (mean over trials; `references.csv`)."
+                                           if _references_file(runs, "regression").is_file() else
+                                           "no reference lines (no `references.csv` beside these results)."),
+            select=_regression_rows, metrics=["mse"], errorbars=True,
+            references=lambda exp, prep: _regression_references(runs, exp, prep))
 
     _tables(log, config, tables_, name="measurements", artifact="measurements",
             title="Measured entries",
@@ -360,6 +372,23 @@ def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = 
     return log
 
 
+def _references_file(runs, experiment: str) -> Path:
+    return Path(runs) / experiment / "references.csv"
+
+
+def _regression_references(runs, experiment: str, preprocessing: str | None) -> dict:
+    """Per data set, the mean test MSE of predicting 0 and of non-private least squares, when the
+    results have a ``references.csv`` (``python -m paceggm.bench.regression_references``)."""
+    path = _references_file(runs, experiment)
+    if not path.is_file():
+        return {}
+    refs = pd.read_csv(path)
+    if preprocessing is not None:
+        refs = refs[refs["preprocessing"] == preprocessing]
+    means = refs.groupby("dataset")[["null", "ols"]].mean()
+    return {ds: {"predict 0": float(r["null"]), "non-private OLS": float(r["ols"])} for ds, r in means.iterrows()}
+
+
 def _solver_of(rows) -> str:
     solvers = rows["p_solver"].dropna().unique() if "p_solver" in rows else []
     return str(solvers[0]) if len(solvers) == 1 else "default"
@@ -371,26 +400,29 @@ def _against_published(log, config, tables_):
 
     def keep(result):
         compared[result[0].name] = result
-        return [result[0]]
+        return [result[0]] if result[1].cells else []
+    nothing = "no cell of the published table in these results"
+
     pace = {"select": lambda df: select_variants(df, methods={"paceggm"}), "metrics": ["n_measured_offdiag"]}
     for artifact, label in (("published_measurements", "published setting"),
                             ("published_measurements_strict", "strict preprocessing")):
         _tables(log, config, tables_, name=artifact, artifact=artifact, **pace,
                 title=f"Measured entries against the publication's Table 3 ({label})",
                 description="Published mean off-diagonal entries per trial beside ours (mean ± SE), and the ratio.",
-                make=lambda rows: keep(published.measurements_comparison(rows, rows["preprocessing"].iloc[0])))
+                make=lambda rows: keep(published.measurements_comparison(rows, rows["preprocessing"].iloc[0])),
+                nothing=nothing)
     _tables(log, config, tables_, name="published_runtime", artifact="published_runtime",
             title="Runtime against the publication's Table 4",
             description="Published seconds per trial (IPM-Cholesky) beside ours (mean ± SE), per solver run.",
             select=lambda df: select_variants(df, methods={"paceggm"}, params={"solver"}), metrics=["wall_time"],
             make=lambda rows: [t for v, g in rows.groupby("variant") for t in keep(published.runtime_comparison(
-                g, g["preprocessing"].iloc[0], label=_solver_of(g)))])
+                g, g["preprocessing"].iloc[0], label=_solver_of(g)))], nothing=nothing)
     _tables(log, config, tables_, name="published_best", artifact="published_best",
             title="Best (α, β) against the publication's Tables 5 and 6",
             description="Published best pair beside ours per data set and ρ, and what the published pair costs in our runs.",
             select=lambda df: select_variants(df, methods={"paceggm"}, params={"alpha", "beta"}), metrics=ERRORS,
             make=lambda rows: [t for m in ("frobenius", "mahalanobis")
-                               for t in keep(published.best_pair_comparison(rows, m))])
+                               for t in keep(published.best_pair_comparison(rows, m))], nothing=nothing)
     def sources(*names):
         found = [a.source for a in log.artifacts if a.name in names and a.source]
         return ", ".join(dict.fromkeys(found)) or None
@@ -398,25 +430,28 @@ def _against_published(log, config, tables_):
                    "Per published table: cells within 10 % / 25 % / 2×, median ratio, cells beyond 3 SE, "
                    "exact winner matches.")
     log.artifacts.append(art)
-    found = [r[1] for r in compared.values()]
+    found = [r[1] for r in compared.values() if r[1].cells]
     if not found:
-        art.skipped = "no results to compare with the published tables"
+        art.skipped = "no cell of a published table in these results"
     else:
-        t = published.distance_table([d for d in found if isinstance(d, published.Distance)],
-                                     [d for d in found if isinstance(d, published.WinnerDistance)])
+        numeric = [d for d in found if isinstance(d, published.Distance)]
+        winners = [d for d in found if isinstance(d, published.WinnerDistance)]
+        t = published.distance_table(numeric, winners)
+        log.replicate = published.replicate_lines(numeric, winners)
         art.files = tables.write_table(t, log.out / "tables")
         art.markdown = [f"*{t.caption}*\n\n" + tables.to_markdown(t)]
         art.source = sources("published_measurements", "published_measurements_strict", "published_runtime",
                              "published_best")
     for name, stem, xlabel in (("published_measurements_scatter", "published_measurements_", "off-diagonal entries"),
                                ("published_runtime_scatter", "published_runtime_", "seconds per trial")):
-        panels = [(k[len(stem):].replace("_", ", ", 1), r[0].data) for k, r in compared.items() if k.startswith(stem)]
+        panels = [(k[len(stem):].replace("_", ", ", 1), r[0].data) for k, r in compared.items()
+                  if k.startswith(stem) and r[1].cells]
         fig_art = Artifact(name, "figure", f"Ours against published: {xlabel}",
                            f"Each (data set, ρ) cell: our mean ({xlabel}) against the publication's, log axes, "
                            "the line y = x and a ±25 % band; colour: data set.")
         log.artifacts.append(fig_art)
         if not panels:
-            fig_art.skipped = "no comparison with the published table"
+            fig_art.skipped = "no cell of the published table in these results"
             continue
         fig = published.scatter_figure(panels, xlabel=f"published {xlabel}", ylabel=f"ours, {xlabel}",
                                        width=config.width)
@@ -429,7 +464,12 @@ def _against_published(log, config, tables_):
     if not tables_:
         art.skipped = "no results tables"
         return
-    v = verdicts.verdict_table(verdicts.verdicts(tables_))
+    log.verdicts = verdicts.verdicts(tables_)
+    v = verdicts.verdict_table(log.verdicts)
     art.files = tables.write_table(v, log.out / "tables")
-    art.markdown = [f"*{v.caption}*\n\n" + tables.to_markdown(v)]
+    testable = [x for x in log.verdicts if x.verdict != verdicts.UNTESTABLE]
+    untestable = [f"{x.claim} ({x.untestable})" for x in log.verdicts if x.verdict == verdicts.UNTESTABLE]
+    art.markdown = [f"*{v.caption}*\n\n" + tables.to_markdown(verdicts.verdict_table(testable))] if testable else []
+    if untestable:  # a reduced grid cannot test every statement: named, not drawn as rows of a table
+        art.markdown.append("Not testable with these results: " + "; ".join(untestable) + ".")
     art.source = ", ".join(sorted(tables_))

@@ -17,7 +17,7 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.ticker import LogLocator, NullFormatter
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, MaxNLocator, NullFormatter, NullLocator
 
 from paceggm.bench.summary import trial_stats
 
@@ -68,6 +68,35 @@ def _decade_ylim(ax) -> None:
     ax.yaxis.set_minor_formatter(NullFormatter())
 
 
+#: Looks of the reference lines (grey, told apart by dash pattern in grayscale too).
+REFERENCE_STYLES = {
+    "predict 0": {"color": "0.45", "linestyle": ":", "lw": 1.0},
+    "non-private OLS": {"color": "0.2", "linestyle": (0, (6, 2, 1, 2)), "lw": 0.9},
+}
+
+
+def _fitted_ylim(ax) -> None:
+    """A log y axis fitted to what is drawn (data, bars and reference lines), a little margin each side."""
+    lo, hi = ax.dataLim.y0, ax.dataLim.y1
+    if not (np.isfinite(lo) and np.isfinite(hi)) or lo <= 0:
+        return
+    pad = max((np.log10(hi) - np.log10(lo)) * 0.08, 0.02)
+    lo, hi = 10 ** (np.log10(lo) - pad), 10 ** (np.log10(hi) + pad)
+    ax.set_ylim(lo, hi)
+    # labels at 1, 2 and 5 × powers of ten, or at every digit when that leaves fewer than two:
+    # a range under a decade still has labelled ticks, each with the digits that tell it apart
+    decades = range(int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi))) + 1)
+    for digits in ((1, 2, 5), range(1, 10)):
+        ticks = [m * 10.0 ** k for k in decades for m in digits if lo <= m * 10.0 ** k <= hi]
+        if len(ticks) >= 2:
+            break
+    else:  # a range within one digit: evenly spaced round values
+        ticks = [t for t in MaxNLocator(nbins=3).tick_values(lo, hi) if lo <= t <= hi]
+    ax.yaxis.set_major_locator(FixedLocator(ticks))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:.2g}"))
+    ax.yaxis.set_minor_locator(NullLocator())
+
+
 def _linthresh(stats: pd.DataFrame, dataset: str) -> float:
     """Linear range of a symlog axis: the panel's smallest positive mean (or 1e-3)."""
     means = stats.xs(dataset, level="dataset")["mean"].to_numpy()
@@ -85,12 +114,16 @@ def metric_grid(df: pd.DataFrame, *, datasets: list[str], variants: list[str], m
                 rhos: list[float], dims: dict[str, int], spread: str = "minmax",
                 compared: tuple[str, ...] = (), errorbars: bool = False, max_columns: int = 7,
                 styles: dict[str, style.MethodStyle] | None = None,
-                width: float = style.FULL_WIDTH) -> Figure:
+                width: float = style.FULL_WIDTH, references: dict | None = None) -> Figure:
     """Metric vs ρ on log–log axes; columns = ``datasets``, rows = ``metrics``.
 
     With more than ``max_columns`` data sets the columns wrap onto further
     blocks of ``len(metrics)`` rows. ``errorbars=True`` draws mean ± standard
-    error as error bars instead of a band (the regression figure).
+    error as error bars instead of a band (the regression figure), the variants
+    side by side at each ρ and the y axis fitted to the data rather than to whole
+    decades, so bars of a few per cent stay visible. ``references`` maps a data set
+    to ``{label: value}``: horizontal lines (e.g. predicting 0, non-private OLS)
+    in the :data:`REFERENCE_STYLES` looks.
     """
     if not datasets or not metrics or not rhos:
         raise ValueError("metric_grid needs at least one data set, one metric and one rho")
@@ -110,6 +143,7 @@ def metric_grid(df: pd.DataFrame, *, datasets: list[str], variants: list[str], m
         stats = {m: trial_stats(df, m) for m in metrics}
         grid = pd.Index(sorted(rhos), name="rho")
         drawn: set[str] = set()
+        drawn_refs: set[str] = set()
         for b, block in enumerate(blocks):
             for r, metric in enumerate(metrics):
                 row = b * len(metrics) + r
@@ -136,9 +170,11 @@ def metric_grid(df: pd.DataFrame, *, datasets: list[str], variants: list[str], m
                         st = styles[v]
                         x = grid.to_numpy()
                         if errorbars:
-                            ax.errorbar(x, sub["mean"], yerr=sub["sem"].fillna(0.0), color=st.color,
-                                        marker=st.marker, linestyle=st.linestyle, capsize=1.5,
-                                        elinewidth=0.6, markerfacecolor="white", zorder=3)
+                            # side by side at each ρ (a twentieth of a decade apart), so bars do not hide each other
+                            k = variants.index(v) - (len(variants) - 1) / 2
+                            ax.errorbar(x * 10 ** (0.05 * k), sub["mean"], yerr=sub["sem"].fillna(0.0),
+                                        color=st.color, marker=st.marker, linestyle=st.linestyle, capsize=1.8,
+                                        elinewidth=0.8, markersize=2.6, markerfacecolor="white", zorder=3)
                         else:
                             ax.plot(x, sub["mean"], color=st.color, marker=st.marker,
                                     linestyle=st.linestyle, markerfacecolor="white", zorder=3)
@@ -149,9 +185,16 @@ def metric_grid(df: pd.DataFrame, *, datasets: list[str], variants: list[str], m
                                 lo = np.where(lo > 0, lo, sub["mean"] / 10)
                                 ax.fill_between(x, lo, hi, color=st.color, alpha=0.15, linewidth=0,
                                                 zorder=2)
+                    for label, value in ((references or {}).get(ds) or {}).items():
+                        if metric == "mse" and np.isfinite(value) and value > 0:
+                            ax.axhline(value, zorder=1, **REFERENCE_STYLES.get(label, {"color": "0.5", "lw": 0.8}))
+                            drawn_refs.add(label)
                     ax.set_xscale("log")
                     _decade_xticks(ax, grid.to_numpy(), step=2 if width / ncols >= 1.2 else 3)
-                    if has_data and smallest > 0:
+                    if has_data and smallest > 0 and errorbars:
+                        ax.set_yscale("log")
+                        _fitted_ylim(ax)
+                    elif has_data and smallest > 0:
                         ax.set_yscale("log")
                         _decade_ylim(ax)
                     elif has_data:
@@ -174,6 +217,8 @@ def metric_grid(df: pd.DataFrame, *, datasets: list[str], variants: list[str], m
                           linestyle=styles[v].linestyle, markerfacecolor="white",
                           label=styles[v].label)
                    for v in variants if v in drawn]
+        handles += [Line2D([], [], label=label, **REFERENCE_STYLES.get(label, {"color": "0.5", "lw": 0.8}))
+                    for label in REFERENCE_STYLES if label in drawn_refs]
         if handles:
             # A legend column needs room for its longest label (≈0.055 in per
             # character at the legend's font size, plus the handle), or it is cut.

@@ -23,9 +23,11 @@ configuration and is compared by the data stage.)
 Numeric tables are compared cell by cell as ``ours / published`` with our standard
 error over trials; the *distance figures* of a table are how many cells lie within
 10 %, 25 % and 2× of the published value, the median ratio, and how many differ from
-it by more than three of our standard errors. Winner tables (best α, β) are compared
-by exact matches, α matches and β matches, and by what our error at the published
-winner costs relative to our own winner.
+it by more than three standard errors of the difference (both sides' errors: the
+publication's printed one, else assumed equal to ours). Winner tables (best α, β) are
+compared by exact matches, α matches and β matches, and by what our error at the
+published winner costs relative to our own winner. Every count stands beside what an
+exact replicate of the publication would score (:mod:`.replicate`).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ import pandas as pd
 
 from paceggm.bench.summary import trial_stats
 
+from . import replicate as rep
 from .results import dims
 from .tables import MISSING, Table, _alpha_beta, dataset_row_label, fmt_sig, rho_label
 
@@ -86,13 +89,16 @@ class Distance:
     within_10: int
     within_25: int
     within_2x: int
-    beyond_3se: int  # |ours − published| > 3 standard errors of our mean
+    beyond_3se: int  # |ours − published| > 3 standard errors of the difference (both sides' errors)
     median_ratio: float
+    replicate: rep.ReplicateCheck | None = None  # the same counts scored by an exact replicate
 
     def summary(self) -> str:
-        return (f"{self.table} ({self.preprocessing}): {self.cells} cells; within 10 %: {self.within_10}, "
-                f"within 25 %: {self.within_25}, within 2×: {self.within_2x}; median ours/published "
-                f"{fmt_sig(self.median_ratio)}; beyond 3 SE: {self.beyond_3se}"
+        count = functools.partial(_with_replicate, self.replicate)
+        return (f"{self.table} ({self.preprocessing}): {self.cells} cells; within 10 %: {count('within 10 %', self.within_10)}, "
+                f"within 25 %: {count('within 25 %', self.within_25)}, within 2×: {count('within 2×', self.within_2x)}; "
+                f"median ours/published {fmt_sig(self.median_ratio)}; beyond 3 SE of the difference: "
+                f"{count('beyond 3 SE', self.beyond_3se)}"
                 + (f"; {self.missing} published cells without ours" if self.missing else ""))
 
 
@@ -103,11 +109,13 @@ def _ratio(ours: float, published: float) -> float:
 
 
 def compare_numeric(ours: pd.DataFrame, published: pd.DataFrame, *, value: str, name: str, what: str,
-                    preprocessing: str) -> tuple[Table, Distance]:
+                    preprocessing: str, se: str | None = None) -> tuple[Table, Distance]:
     """Side-by-side table of ``published[value]`` and our mean ± SE per (dataset, ρ).
 
     ``ours`` is :func:`trial_stats`' output indexed by (dataset, rho). ``data`` holds one row per
-    published cell: published, ours, sem, n_ok, ratio, z (difference in our standard errors).
+    published cell: published, published_se (printed, else NaN), ours, sem, n_ok, ratio, sigma
+    (the difference's standard error, the publication's assumed equal to ours where it prints
+    none: ``published_se_assumed``), df, z (difference in ``sigma``) and z_ours (in our sem).
     """
     records = []
     for _, p in published.iterrows():
@@ -120,18 +128,29 @@ def compare_numeric(ours: pd.DataFrame, published: pd.DataFrame, *, value: str, 
         ratio = _ratio(mean, pub) if np.isfinite(mean) else np.nan
         z = (mean - pub) / sem if np.isfinite(mean) and np.isfinite(sem) and sem > 0 else np.nan
         records.append(dict(dataset=key[0], rho=key[1], d_printed=p.get("d_printed", np.nan),
-                            published=pub, published_se=float(p.get("seconds_se", np.nan)),
+                            published=pub, published_se=float(p[se]) if se else np.nan,
                             ours=mean, sem=sem, n_ok=n_ok, ratio=ratio, z=z))
-    data = pd.DataFrame(records)
+    data = pd.DataFrame(records).rename(columns={"z": "z_ours"})
+    sigma, df, assumed = rep.difference_errors(data["sem"], data["n_ok"], data["published_se"])
+    data["sigma"], data["df"], data["published_se_assumed"] = sigma, df, assumed
+    diff = (data["ours"] - data["published"]).to_numpy(dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        data["z"] = np.where(sigma > 0, diff / np.where(sigma > 0, sigma, 1), np.where(diff == 0, 0.0, np.inf))
     have = data[np.isfinite(data["ours"])]
     r = have["ratio"].to_numpy(dtype=float)
+    counts = rep.numeric_replicate(data, BANDS)
+    printed = int((~have["published_se_assumed"]).sum())
+    note = ("the publication's printed standard errors" if printed == len(have) else
+            "the publication's standard errors assumed equal to ours (it prints none)" if printed == 0 else
+            f"the publication's printed standard errors ({printed} cells), else assumed equal to ours")
     dist = Distance(
         table=name, preprocessing=preprocessing, cells=len(have), missing=len(data) - len(have),
         within_10=int(np.sum(np.abs(r - 1) <= BANDS[0] + 1e-12)),
         within_25=int(np.sum(np.abs(r - 1) <= BANDS[1] + 1e-12)),
         within_2x=int(np.sum((r >= 0.5) & (r <= 2.0))),
-        beyond_3se=int(np.sum(np.abs(have["z"].to_numpy(dtype=float)) > 3)),
-        median_ratio=float(np.median(r)) if len(r) else np.nan)
+        beyond_3se=int(np.sum(np.abs(have["z"].to_numpy(dtype=float)) > rep.K_SE)),
+        median_ratio=float(np.median(r)) if len(r) else np.nan,
+        replicate=rep.ReplicateCheck(f"{what} ({preprocessing})", tuple(counts.values()), note))
     return _numeric_text(data, name, what, dist), dist
 
 
@@ -155,8 +174,10 @@ def _numeric_text(data: pd.DataFrame, name: str, what: str, dist: Distance) -> T
             cell = f"{pub} / {fmt_sig(row['ours'])} ± {sem} ({fmt_sig(row['ratio'], 2)}×)"
         text.loc[labels[row["dataset"]], rho_label(row["rho"])] = cell
     caption = (f"{what}: published (± its standard error where printed) / ours ± standard error over "
-               f"trials (ours ÷ published). "
-               f"{dist.summary()}.")
+               f"trials (ours ÷ published). {dist.summary()}.")
+    if dist.replicate is not None:
+        caption += (f" In brackets: what an exact replicate of the publication would score (mean and 95 % "
+                    f"range; {dist.replicate.note}).")
     return Table(name, caption, text, data)
 
 
@@ -176,7 +197,7 @@ def runtime_comparison(rows: pd.DataFrame, preprocessing: str, *, label: str = "
     """Table 4 (seconds per trial) against one variant's whole-fit time per trial."""
     ours = trial_stats(rows, "wall_time", by=("dataset", "rho"))
     suffix = f"_{label}" if label else ""
-    return compare_numeric(ours, published_table("runtime"), value="seconds_mean",
+    return compare_numeric(ours, published_table("runtime"), value="seconds_mean", se="seconds_se",
                            name=f"published_runtime_{preprocessing}{suffix}",
                            what=f"Seconds per trial, Table 4 (IPM-Cholesky) vs ours"
                                 f"{' (' + label + ')' if label else ''}",
@@ -195,11 +216,15 @@ class WinnerDistance:
     beta: int
     within_1se: int  # our mean error at the published pair is within one SE of our winner's
     median_cost: float  # our mean error at the published pair ÷ our winner's, median over cells
+    replicate: rep.ReplicateCheck | None = None  # the same counts scored by an exact replicate
 
     def summary(self) -> str:
-        return (f"{self.table}: {self.cells} cells; exact winner matches {self.exact}, α matches {self.alpha}, "
-                f"β matches {self.beta}; the published pair is within 1 SE of our winner in {self.within_1se}; "
-                f"median error at the published pair ÷ our best {fmt_sig(self.median_cost)}")
+        count = functools.partial(_with_replicate, self.replicate)
+        return (f"{self.table}: {self.cells} cells; exact winner matches {count('exact winner matches', self.exact)}, "
+                f"α matches {count('α matches', self.alpha)}, β matches {count('β matches', self.beta)}; the "
+                f"published pair is within 1 SE of our winner in {count('published pair within 1 SE', self.within_1se)}; "
+                f"median error at the published pair ÷ our best "
+                f"{count('median cost', fmt_sig(self.median_cost))}")
 
 
 def best_pair_comparison(rows: pd.DataFrame, metric: str) -> tuple[Table, WinnerDistance]:
@@ -210,7 +235,7 @@ def best_pair_comparison(rows: pd.DataFrame, metric: str) -> tuple[Table, Winner
     """
     key = {"frobenius": "best_frobenius", "mahalanobis": "best_mahalanobis"}[metric]
     stats = trial_stats(_alpha_beta(rows), metric, by=("dataset", "rho", "alpha", "beta"))
-    records = []
+    records, sim_cells = [], []
     for _, p in published_table(key).iterrows():
         ds, rho = p["dataset"], float(p["rho"])
         pa, pb = float(p["best_alpha"]), float(p["best_beta"])
@@ -223,6 +248,7 @@ def best_pair_comparison(rows: pd.DataFrame, metric: str) -> tuple[Table, Winner
             records.append(dict(dataset=ds, rho=rho, published_alpha=pa, published_beta=pb))
             continue
         g = g.sort_values(["mean", "alpha", "beta"])
+        sim_cells.append(tuple(g[c].to_numpy(dtype=float) for c in ("alpha", "beta", "mean", "sem")))
         best = g.iloc[0]
         at_pub = g[(g["alpha"] == pa) & (g["beta"] == pb)]
         pub_mean = float(at_pub["mean"].iloc[0]) if len(at_pub) else np.nan
@@ -236,12 +262,22 @@ def best_pair_comparison(rows: pd.DataFrame, metric: str) -> tuple[Table, Winner
     data = pd.DataFrame(records)
     have = data.dropna(subset=["alpha"]) if "alpha" in data else data.iloc[:0]
     exact = (have["alpha"] == have["published_alpha"]) & (have["beta"] == have["published_beta"])
-    dist = WinnerDistance(
-        table=f"{PUBLISHED_TABLES[key][1]}", metric=metric, cells=len(have), exact=int(exact.sum()),
-        alpha=int((have["alpha"] == have["published_alpha"]).sum()),
-        beta=int((have["beta"] == have["published_beta"]).sum()),
-        within_1se=int(have["within_1se"].astype(bool).sum()),
-        median_cost=float(np.nanmedian(have["cost"])) if len(have) else np.nan)
+    observed = dict(exact=int(exact.sum()), alpha=int((have["alpha"] == have["published_alpha"]).sum()),
+                    beta=int((have["beta"] == have["published_beta"]).sum()),
+                    within_1se=int(have["within_1se"].astype(bool).sum()),
+                    median_cost=float(np.nanmedian(have["cost"])) if len(have) else np.nan)
+    check = None
+    if sim_cells:
+        draws = rep.winner_replicate(sim_cells, seed_key=f"replicate/{key}")
+        names = dict(exact="exact winner matches", alpha="α matches", beta="β matches",
+                     within_1se="published pair within 1 SE", median_cost="median cost")
+        check = rep.ReplicateCheck(
+            PUBLISHED_TABLES[key][1],
+            tuple(rep.from_draws(names[k], observed[k], draws[k], high_is_worse=(k == "median_cost"),
+                                 cells=len(sim_cells)) for k in names),
+            "seeded simulation; the publication's standard errors assumed equal to ours (it prints none)")
+    dist = WinnerDistance(table=f"{PUBLISHED_TABLES[key][1]}", metric=metric, cells=len(have), **observed,
+                          replicate=check)
     order = list(dict.fromkeys(data["dataset"]))
     rhos = sorted(data["rho"].unique())
     text = pd.DataFrame(MISSING, index=order, columns=[rho_label(r) for r in rhos])
@@ -256,31 +292,68 @@ def best_pair_comparison(rows: pd.DataFrame, metric: str) -> tuple[Table, Winner
             f"{pub} {mark} ({r['alpha']:g}, {r['beta']:g}) [{fmt_sig(r['cost'], 3)}]")
     caption = (f"Best (α, β), {PUBLISHED_TABLES[key][1]}: published {{=,≠}} ours, and in brackets our mean "
                f"error at the published pair ÷ at our best pair. {dist.summary()}.")
+    if check is not None:
+        caption += (f" Beside each count: what an exact replicate of the publication would score (mean and 95 % "
+                    f"range; {check.note}).")
     return Table(f"published_best_{metric}", caption, text, data), dist
 
 
+def _with_replicate(check, name: str, observed) -> str:
+    """``observed``, and beside it the replicate's score of the count ``name`` where ``check`` has it."""
+    e = {x.name: x for x in check.counts} if check else {}
+    return f"{observed}" + (f" [{e[name].brief()}]" if name in e else "")
+
+
+def _verdict(check) -> str:
+    if check is None or not check.counts:
+        return "n/a"
+    return "yes" if check.consistent else "no"
+
+
 def distance_table(distances: list[Distance], winners: list[WinnerDistance]) -> Table:
-    """One row per compared table: its distance figures."""
+    """One row per compared table: its distance figures, each beside an exact replicate's score."""
     rows = {}
     for d in distances:
+        c = d.replicate
         rows[f"{d.table}"] = {
-            "cells": str(d.cells), "within 10 %": str(d.within_10), "within 25 %": str(d.within_25),
-            "within 2×": str(d.within_2x), "median ours/published": fmt_sig(d.median_ratio),
-            "beyond 3 SE": str(d.beyond_3se), "exact winner matches": "n/a"}
+            "cells": str(d.cells), "within 10 %": _with_replicate(c, "within 10 %", d.within_10),
+            "within 25 %": _with_replicate(c, "within 25 %", d.within_25),
+            "within 2×": _with_replicate(c, "within 2×", d.within_2x),
+            "median ours/published": fmt_sig(d.median_ratio),
+            "beyond 3 SE": _with_replicate(c, "beyond 3 SE", d.beyond_3se), "exact winner matches": "n/a",
+            "consistent with an exact replicate": _verdict(c)}
     for w in winners:
+        c = w.replicate
         rows[f"published_best_{w.metric}"] = {
             "cells": str(w.cells), "within 10 %": "n/a", "within 25 %": "n/a", "within 2×": "n/a",
-            "median ours/published": f"cost {fmt_sig(w.median_cost)}", "beyond 3 SE": "n/a",
-            "exact winner matches": f"{w.exact} (α {w.alpha}, β {w.beta}; ≤1 SE {w.within_1se})"}
+            "median ours/published": "cost " + _with_replicate(c, "median cost", fmt_sig(w.median_cost)),
+            "beyond 3 SE": "n/a",
+            "exact winner matches": (f"{_with_replicate(c, 'exact winner matches', w.exact)}; "
+                                     f"α {_with_replicate(c, 'α matches', w.alpha)}; "
+                                     f"β {_with_replicate(c, 'β matches', w.beta)}; "
+                                     f"≤1 SE {_with_replicate(c, 'published pair within 1 SE', w.within_1se)}"),
+            "consistent with an exact replicate": _verdict(c)}
     text = pd.DataFrame.from_dict(rows, orient="index")
     text.index.name = "comparison"
-    data = pd.DataFrame([vars(d) for d in distances] + [vars(w) for w in winners])
+    data = pd.DataFrame([{k: v for k, v in vars(d).items() if k != "replicate"} for d in distances]
+                        + [{k: v for k, v in vars(w).items() if k != "replicate"} for w in winners])
     return Table("published_distances",
                  "Distance of our results from each published table: cells within 10 %, 25 % and 2× of the "
-                 "published value, the median ratio ours/published and cells more than 3 of our standard "
-                 "errors away; for the best-(α, β) tables exact winner matches (α alone, β alone, and cells "
-                 "where the published pair is within one standard error of our best), and the median cost "
-                 "of the published pair (our error there ÷ our best).", text, data)
+                 "published value, the median ratio ours/published and cells more than 3 standard errors of the "
+                 "difference away (both sides' errors: the publication's printed one, else assumed equal to ours); "
+                 "for the best-(α, β) tables exact winner matches (α alone, β alone, and cells where the published "
+                 "pair is within one standard error of our best), and the median cost of the published pair (our "
+                 "error there ÷ our best). In brackets beside each count: what an exact replicate of the "
+                 "publication would score, its mean and 95 % range, given both sides' trial noise (closed form "
+                 "for the numeric tables, a seeded simulation for the winner tables; "
+                 "`paceggm.bench.figures.replicate`). Last column: no count beyond its replicate's 95 % range on "
+                 "the side away from the publication.",
+                 text, data)
+
+
+def replicate_lines(distances: list[Distance], winners: list[WinnerDistance]) -> list[str]:
+    """One line per compared table: consistent with an exact replicate or not, and by how much."""
+    return [rep.consistency_line(d.replicate) for d in [*distances, *winners] if d.replicate is not None]
 
 
 def scatter_figure(panels: list[tuple[str, pd.DataFrame]], *, xlabel: str, ylabel: str, width: float):

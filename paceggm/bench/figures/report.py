@@ -1,5 +1,6 @@
-"""``REPORT.md``: every figure and table with one sentence on what it shows, where
-it came from, and which cells are missing or failed."""
+"""``REPORT.md``: the headline (verdicts, distance from the published tables), then every
+figure and table with one sentence on what it shows, where it came from, and which cells
+are missing or failed."""
 
 from __future__ import annotations
 
@@ -65,6 +66,30 @@ def _kept(art: Artifact, previous: dict[str, str], out: Path) -> str | None:
                      "and its files are from an earlier build, left in place.)\n"
 
 
+#: Read first: the verdicts on the statements and the distance from the published tables.
+FIRST = ("claims_verdicts", "published_distances")
+
+
+def headline(log: BuildLog) -> list[str]:
+    """The verdict in a few lines: the statements' verdicts, and each published table against an
+    exact replicate. REPORT.md opens with it and ``tables/headline.md`` holds it for REPRODUCTION.md."""
+    from .verdicts import VERDICTS
+
+    lines = []
+    if log.verdicts:
+        by = {k: [v.claim for v in log.verdicts if v.verdict == k] for k in VERDICTS}
+        lines.append("Statements C1–C13 (table `claims_verdicts`): " + "; ".join(
+            f"**{k}** {len(c)}" + (f" ({', '.join(c)})" if c else "") for k, c in by.items()) + ".")
+        lines.append("")
+    if log.replicate:
+        lines += ["Published tables against an exact replicate — a run that differs from the publication by "
+                  "trial noise alone, both sides' (table `published_distances`):", ""]
+        lines += [f"- {x}" for x in log.replicate]
+    else:
+        lines.append("No cell of a published table is in these results.")
+    return lines
+
+
 def render_report(log: BuildLog, previous: str | None = None) -> str:
     """The report's Markdown text (links relative to ``log.out``).
 
@@ -86,13 +111,15 @@ def render_report(log: BuildLog, previous: str | None = None) -> str:
     else:
         lines.append("No results table was found: nothing could be built.")
     lines.append("")
+    lines += ["## Headline", "", *headline(log), ""]
     if log.unreadable:
         lines += ["## Unreadable results tables", ""]
         lines += [f"- `{k}`: {v}" for k, v in sorted(log.unreadable.items())]
         lines.append("")
     kept = {a.name: k for a in log.artifacts if a.skipped and (k := _kept(a, earlier, out)) is not None}
     skipped = [a for a in log.artifacts if a.skipped and a.name not in kept]
-    for art in log.artifacts:
+    ordered = sorted(log.artifacts, key=lambda a: FIRST.index(a.name) if a.name in FIRST else len(FIRST))
+    for art in ordered:
         if art.name in kept:
             lines += [kept[art.name]]
             continue
@@ -139,4 +166,6 @@ def write_report(log: BuildLog) -> Path:
     path = log.out / "REPORT.md"
     previous = path.read_text(encoding="utf-8") if path.is_file() else None
     path.write_text(render_report(log, previous), encoding="utf-8")
+    (log.out / "tables").mkdir(parents=True, exist_ok=True)
+    (log.out / "tables" / "headline.md").write_text("\n".join(headline(log)) + "\n", encoding="utf-8")
     return path
