@@ -230,8 +230,11 @@ def pace_ggm(
         ``T``; the initial round budget is ``(ρ − αρ)/T``. Default ``d(d−1)``
         (at least 1). Annealing usually ends the run in fewer rounds.
     solver : str
-        Reconstruction solver, a key of :data:`paceggm.SOLVERS`: ``"newton"``
-        (exact, fast; the default), ``"ipm"`` (IPM-Cholesky, the published
+        Reconstruction solver, a key of :data:`paceggm.SOLVERS`: ``"auto"``
+        (the default: per block the exact Newton path measured fastest,
+        ``"newton_pcg"`` on the CPU, ``"newton_xp"`` on a GPU given
+        ``solver_options={"backend": "torch"}``), ``"newton"`` (the exact
+        reference, which the published recipes pin), ``"ipm"`` (IPM-Cholesky, the published
         reference), ``"pgd0"``/``"pgd1"`` (no entropy term).
     use_components : bool
         Decompose the reconstruction over connected components.
@@ -428,7 +431,7 @@ class PACEGGM(PrivateCovarianceEstimator):
     alpha : float, default=0.3
     beta : float, default=0.5
     max_rounds : int or None, default=None
-    solver : str, default="newton"
+    solver : str, default="auto"
     use_components : bool, default=True
     solver_options : dict or None, default=None
     bound_check : {"raise", "clip", "waive"}, default="raise"
