@@ -86,8 +86,9 @@ def test_sweeps_resume_and_only_a_whole_grid_from_one_commit_is_published(tmp_pa
 
     # A reduced sweep: stored, drawn in the store, not published.
     assert sc.main(["--dims", "100"] + common) == 0
-    assert len(calls) == 12 and not tables.exists()
-    # The whole grid: the twelve cells already measured by this commit are not run again.
+    per_d = len(sc.SHAPES) * len(sc.RHOS) * len(sc.SOLVERS_COMPARED)
+    assert len(calls) == per_d and not tables.exists()
+    # The whole grid: the cells already measured by this commit are not run again.
     assert sc.main(common) == 0
     assert len(calls) == n_grid
     published = (tables / "scale_benchmark.md").read_text()
@@ -96,14 +97,15 @@ def test_sweeps_resume_and_only_a_whole_grid_from_one_commit_is_published(tmp_pa
     # New code, a reduced sweep: the store's table shows every row, the committed one is left alone.
     commit["id"] = "beef00"
     assert sc.main(["--dims", "200", "--shapes", "banded"] + common) == 0
-    assert len(calls) == n_grid + 4
+    per_shape_d = len(sc.RHOS) * len(sc.SOLVERS_COMPARED)
+    assert len(calls) == n_grid + per_shape_d
     assert (tables / "scale_benchmark.md").read_text() == published
     in_store = json.loads((store / "scale_benchmark.json").read_text())["rows"]
     assert len(in_store) == n_grid and {r["commit"] for r in in_store} == {"c0ffee", "beef00"}
 
     # --rerun measures again what this commit already measured.
     assert sc.main(["--dims", "200", "--shapes", "banded", "--rerun", "--store", str(store)]) == 0
-    assert len(calls) == n_grid + 8
+    assert len(calls) == n_grid + 2 * per_shape_d
 
 
 def test_a_failed_or_corrupt_cell_is_recorded_and_retried(tmp_path, commit, monkeypatch):
