@@ -59,12 +59,14 @@ def covariance(params: ShapeParams, d: int, seed: int) -> np.ndarray:
     z = rng.normal(size=d)
     scales = np.exp(params.sigma * z)
     i, j = np.argsort(-scales)[:2]
-    # The pair: j made r·i + sqrt(1 − r²)·(j's own part), in correlation units.
-    r = params.pair_r
-    T = np.eye(d)
-    T[j, :] = np.sqrt(1.0 - r * r) * T[j, :]
-    T[j, i] += r
-    C = T @ C @ T.T
+    # The pair: variable j made r·i + sqrt(1 − r²)·(j's own part), in correlation units:
+    # C ← T C Tᵀ with T the identity but for row j, applied to row j and then column j.
+    r, q = params.pair_r, np.sqrt(1.0 - params.pair_r**2)
+    jj = q * q * C[j, j] + 2.0 * r * q * C[i, j] + r * r * C[i, i]
+    row = q * C[j] + r * C[i]
+    C[j] = row
+    C[:, j] = row
+    C[j, j] = jj
     s = np.sqrt(np.diag(C))
     C /= np.outer(s, s)
     return C * np.outer(scales, scales)
