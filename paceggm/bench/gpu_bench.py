@@ -118,9 +118,15 @@ def agreement(cells, backend: str, budget: float) -> list[dict]:
 
     rows = []
     for shape, d, n, rho in cells:
-        cpu = fit(shape, d, n, rho, solver="auto", options=None, sampler="gumbel", budget=budget, threads=1)
-        dev = fit(shape, d, n, rho, solver="newton_xp", options={"backend": backend}, sampler="gumbel",
-                  budget=budget)
+        try:
+            cpu = fit(shape, d, n, rho, solver="auto", options=None, sampler="gumbel", budget=budget, threads=1)
+            dev = fit(shape, d, n, rho, solver="newton_xp", options={"backend": backend}, sampler="gumbel",
+                      budget=budget)
+        except Exception as exc:  # noqa: BLE001 - recorded, and the next cell runs
+            rows.append({"shape": shape, "d": d, "rho": rho, "error": repr(exc), "cpu_s": 0.0, "device_s": 0.0,
+                         "rounds": 0, "finished": False})
+            print(json.dumps(rows[-1]), flush=True)
+            continue
         row = {"shape": shape, "d": cpu["d"], "rho": rho, "cpu_s": cpu["seconds"], "device_s": dev["seconds"],
                "finished": cpu["finished"] and dev["finished"], "rounds": cpu["rounds"]}
         if row["finished"]:
@@ -215,22 +221,32 @@ def main(argv=None) -> int:
                                 threads=1) for shape, d, n, rho, budget in fits]
         report["agreement"] = agreement(agree_cells, args.backend, agree_budget)
         report["newton_step"] = []
+        _write(args.out, report)
         for d_b in steps:
             cpu = _in_one_thread(newton_step, d_b, "numpy")
             dev = newton_step(d_b, args.backend)
             report["newton_step"].append({"d_b": d_b, "cpu_s": cpu, "device_s": dev, "speedup": cpu / dev})
             print(json.dumps(report["newton_step"][-1]), flush=True)
+        _write(args.out, report)
         report["fits"] = []
         gpu_runs = []
         for shape, d, n, rho, budget in fits:
-            gpu_runs.append(fit(shape, d, n, rho, solver="auto", sampler="rows", budget=budget,
-                                options={"backend": args.backend, "backend_min_d": min_d}))
-            print(json.dumps({k: v for k, v in gpu_runs[-1].items() if k in ("shape", "d", "rounds", "seconds")}),
+            try:
+                gpu_runs.append(fit(shape, d, n, rho, solver="auto", sampler="rows", budget=budget,
+                                    options={"backend": args.backend, "backend_min_d": min_d}))
+            except Exception as exc:  # noqa: BLE001 - recorded, and the next fit runs
+                gpu_runs.append({"shape": shape, "d": d, "n": n, "rho": rho, "error": repr(exc), "rounds": 0,
+                                 "seconds": 0.0, "finished": False, "stamps": []})
+            print(json.dumps({k: v for k, v in gpu_runs[-1].items() if k in ("shape", "d", "rounds", "seconds", "error")}),
                   flush=True)
         for job, dev in zip(cpu_jobs, gpu_runs):
-            cpu = job.result()
+            try:
+                cpu = job.result()
+            except Exception as exc:  # noqa: BLE001
+                cpu = {"error": repr(exc), "rounds": 0, "seconds": 0.0, "finished": False, "stamps": []}
             common = min(cpu["rounds"], dev["rounds"])
             row = {"shape": dev["shape"], "d": dev["d"], "n": dev["n"], "rho": dev["rho"],
+                   "errors": [x["error"] for x in (cpu, dev) if "error" in x],
                    "cpu_rounds": cpu["rounds"], "cpu_s": cpu["seconds"], "cpu_finished": cpu["finished"],
                    "gpu_rounds": dev["rounds"], "gpu_s": dev["seconds"], "gpu_finished": dev["finished"],
                    "common_rounds": common, "cpu_s_common": _time_at(cpu["stamps"], common),
@@ -245,11 +261,19 @@ def main(argv=None) -> int:
             report["fits"].append(row)
             print(json.dumps(row), flush=True)
     report["seconds"] = time.perf_counter() - started
-    (args.out / "gpu_bench.json").write_text(json.dumps(report, indent=1, default=float) + "\n")
-    (args.out / "gpu_bench.md").write_text(markdown(report))
+    _write(args.out, report)
     print(markdown(report))
     failed = [r for r in report["agreement"] if r.get("finished") and not r.get("agrees")]
     return int(bool(failed))
+
+
+def _write(out: Path, report: dict) -> None:
+    """The report so far (a later failure leaves what was measured)."""
+    (out / "gpu_bench.json").write_text(json.dumps(report, indent=1, default=float) + "\n")
+    try:
+        (out / "gpu_bench.md").write_text(markdown(report))
+    except KeyError:  # a section not measured yet
+        pass
 
 
 def _in_one_thread(func, *args):
@@ -289,6 +313,10 @@ def markdown(report: dict) -> str:
             f"| {r['cpu_s']:.1f} | {r['gpu_rounds']} ({r['gpu_finished']}) | {r['gpu_s']:.1f} | {r['common_rounds']} "
             f"| {_f(r['cpu_s_common'], '.1f')} | {_f(r['gpu_s_common'], '.1f')} | {_f(r.get('speedup_common'), '.1f')} "
             f"| {r.get('same_selection', '—')} | {_f(r.get('difference'), '.1e')} |")
+    errors = [f"- {r['shape']} d = {r['d']}: {e}" for r in report["fits"] for e in r.get("errors", [])]
+    errors += [f"- agreement {r['shape']} d = {r['d']}: {r['error']}" for r in report["agreement"] if "error" in r]
+    if errors:
+        lines += ["", "Errors:", *errors]
     lines += ["", f"Total {report['seconds']:.0f} s."]
     return "\n".join(lines) + "\n"
 
