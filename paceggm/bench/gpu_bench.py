@@ -26,6 +26,14 @@ and ``gpu_bench.md`` into ``--out``.
 On a 16-core machine with one GPU the whole run takes about 5 minutes (the
 budgets above bound it: at most 6 × 25 s of agreement fits, 215 s of GPU fits,
 while the CPU fits run beside them).
+
+``--sections`` runs only some of the three; ``--fits`` replaces the whole fits
+by ``shape:d:rho:budget`` cells. The low-rank fits where a block of hundreds of
+variables grows (d = 800 and 1,000) and the one where it does not (d = 4,000),
+with a 250 s budget each::
+
+    python -m paceggm.bench.gpu_bench --sections fits \
+        --fits lowrank:800:10:250,lowrank:1000:10:250,lowrank:4000:10:250
 """
 
 from __future__ import annotations
@@ -42,6 +50,10 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 TOLERANCE = 3.5e-9
+SECTIONS = ("agreement", "steps", "fits")
+#: Records per data set: the hard shape has indian_pines's n (the matched shapes their target's).
+N = {"hard": 9144}
+N_DEFAULT = 20_000
 
 
 class _Budget(Exception):
@@ -181,6 +193,10 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="small sizes and budgets (a CPU check of the script)")
     ap.add_argument("--backend-min-d", type=int, default=None,
                     help="auto's backend_min_d for the GPU fits (default: the library's)")
+    ap.add_argument("--sections", type=_sections, default=list(SECTIONS),
+                    help=f"which of {','.join(SECTIONS)} to run (comma-separated; default all)")
+    ap.add_argument("--fits", type=_fit_cells, default=None,
+                    help="the whole fits, as shape:d:rho:budget_s,... (replaces the default list)")
     args = ap.parse_args(argv)
     import numpy as np
 
@@ -201,6 +217,14 @@ def main(argv=None) -> int:
         fits = [("lowrank", 400, 20000, 10.0, 45.0), ("hard", 1000, 9144, 10.0, 70.0),
                 ("hard", 4000, 9144, 10.0, 100.0)]
         agree_budget = 25.0
+    if args.fits is not None:
+        fits = args.fits
+    if "agreement" not in args.sections:
+        agree_cells = []
+    if "steps" not in args.sections:
+        steps = ()
+    if "fits" not in args.sections:
+        fits = []
     started = time.perf_counter()
     report = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
                          f"Python {platform.python_version()}, NumPy {np.__version__}",
@@ -216,7 +240,7 @@ def main(argv=None) -> int:
     # The CPU fits run in worker processes (one BLAS thread each) while this process drives the GPU.
     os.environ.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     # Spawned, not forked: this process may already hold a GPU context.
-    with ProcessPoolExecutor(max_workers=len(fits), mp_context=multiprocessing.get_context("spawn")) as pool:
+    with ProcessPoolExecutor(max_workers=max(len(fits), 1), mp_context=multiprocessing.get_context("spawn")) as pool:
         cpu_jobs = [pool.submit(fit, shape, d, n, rho, solver="auto", options=None, sampler="rows", budget=budget,
                                 threads=1) for shape, d, n, rho, budget in fits]
         report["agreement"] = agreement(agree_cells, args.backend, agree_budget)
@@ -263,17 +287,42 @@ def main(argv=None) -> int:
     report["seconds"] = time.perf_counter() - started
     _write(args.out, report)
     print(markdown(report))
-    failed = [r for r in report["agreement"] if r.get("finished") and not r.get("agrees")]
+    failed = [r for r in report.get("agreement", []) if r.get("finished") and not r.get("agrees")]
     return int(bool(failed))
+
+
+def _sections(text: str) -> list[str]:
+    names = [v for v in text.split(",") if v]
+    unknown = sorted(set(names) - set(SECTIONS))
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"sections must be among {','.join(SECTIONS)}, got {text!r}")
+    return names
+
+
+def _fit_cells(text: str) -> list[tuple]:
+    """``shape:d:rho:budget,...`` -> ``(shape, d, n, rho, budget)`` cells (n by shape)."""
+    from paceggm.bench.scale_benchmark import ALL_SHAPES
+
+    cells = []
+    for spec in (v for v in text.split(",") if v):
+        parts = spec.split(":")
+        try:
+            shape, d, rho, budget = parts[0], int(parts[1]), float(parts[2]), float(parts[3])
+        except (IndexError, ValueError):
+            raise argparse.ArgumentTypeError(f"a fit is shape:d:rho:budget_s, got {spec!r}") from None
+        if shape not in ALL_SHAPES or len(parts) != 4 or d < 0 or rho <= 0 or budget <= 0:
+            raise argparse.ArgumentTypeError(f"bad fit {spec!r}: shape in {','.join(ALL_SHAPES)}, d >= 0, "
+                                             "rho > 0, budget > 0")
+        cells.append((shape, d, N.get(shape, N_DEFAULT), rho, budget))
+    if not cells:
+        raise argparse.ArgumentTypeError("--fits needs at least one fit")
+    return cells
 
 
 def _write(out: Path, report: dict) -> None:
     """The report so far (a later failure leaves what was measured)."""
     (out / "gpu_bench.json").write_text(json.dumps(report, indent=1, default=float) + "\n")
-    try:
-        (out / "gpu_bench.md").write_text(markdown(report))
-    except KeyError:  # a section not measured yet
-        pass
+    (out / "gpu_bench.md").write_text(markdown(report))
 
 
 def _in_one_thread(func, *args):
@@ -288,36 +337,41 @@ def _f(v, spec: str) -> str:
 
 
 def markdown(report: dict) -> str:
+    """The report's tables; a section not run (or not reached) is left out."""
+    agreement, steps, fits = (report.get(k) or [] for k in ("agreement", "newton_step", "fits"))
     lines = ["# PACE-GGM on a GPU (`python -m paceggm.bench.gpu_bench`)", "",
              f"Machine: {report['machine']}; backend {report['backend']} ({report.get('device', '')}); "
              f"auto sends blocks of >= {report['backend_min_d']} variables to it. Wall-clock seconds. "
-             f"CPU fits: the default solver (`auto`: Newton-PCG), one BLAS thread.", "",
-             "## Agreement (default CPU fit against every block on the backend, `newton_xp`)", "",
-             "| shape | d | ρ | rounds | same selection | largest difference | agrees (≤ "
-             f"{report['tolerance']:g}) | CPU s | backend s |", "|---|---:|---:|---:|---|---:|---|---:|---:|"]
-    for r in report["agreement"]:
+             f"CPU fits: the default solver (`auto`: Newton-PCG), one BLAS thread."]
+    if agreement:
+        lines += ["", "## Agreement (default CPU fit against every block on the backend, `newton_xp`)", "",
+                  "| shape | d | ρ | rounds | same selection | largest difference | agrees (≤ "
+                  f"{report['tolerance']:g}) | CPU s | backend s |", "|---|---:|---:|---:|---|---:|---|---:|---:|"]
+    for r in agreement:
         lines.append(f"| {r['shape']} | {r['d']} | {r['rho']:g} | {r['rounds']} | {r.get('same_selection', '—')} "
                      f"| {_f(r.get('difference'), '.1e')} | {r.get('agrees', 'not finished')} | {r['cpu_s']:.1f} "
                      f"| {r['device_s']:.1f} |")
-    lines += ["", "## One dense Newton step (factor P, invert, Hessian, solve; |S| = 3 d_b)", "",
-              "| d_b | one CPU core ms | backend ms | speed-up |", "|---:|---:|---:|---:|"]
-    for r in report["newton_step"]:
+    if steps:
+        lines += ["", "## One dense Newton step (factor P, invert, Hessian, solve; |S| = 3 d_b)", "",
+                  "| d_b | one CPU core ms | backend ms | speed-up |", "|---:|---:|---:|---:|"]
+    for r in steps:
         lines.append(f"| {r['d_b']} | {1e3 * r['cpu_s']:.2f} | {1e3 * r['device_s']:.2f} | {r['speedup']:.1f} |")
-    lines += ["", "## Whole fits, sampler `rows` (default CPU fit against `auto` with the backend)", "",
-              "| shape | d | n | ρ | CPU rounds (finished) | CPU s | GPU rounds (finished) | GPU s | common rounds "
-              "| CPU s to them | GPU s to them | speed-up | same selection | difference |",
-              "|---|---:|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---|---:|"]
-    for r in report["fits"]:
+    if fits:
+        lines += ["", "## Whole fits, sampler `rows` (default CPU fit against `auto` with the backend)", "",
+                  "| shape | d | n | ρ | CPU rounds (finished) | CPU s | GPU rounds (finished) | GPU s | common rounds "
+                  "| CPU s to them | GPU s to them | speed-up | same selection | difference | largest block |",
+                  "|---|---:|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---|---:|---:|"]
+    for r in fits:
         lines.append(
             f"| {r['shape']} | {r['d']} | {r['n']} | {r['rho']:g} | {r['cpu_rounds']} ({r['cpu_finished']}) "
             f"| {r['cpu_s']:.1f} | {r['gpu_rounds']} ({r['gpu_finished']}) | {r['gpu_s']:.1f} | {r['common_rounds']} "
-            f"| {_f(r['cpu_s_common'], '.1f')} | {_f(r['gpu_s_common'], '.1f')} | {_f(r.get('speedup_common'), '.1f')} "
-            f"| {r.get('same_selection', '—')} | {_f(r.get('difference'), '.1e')} |")
-    errors = [f"- {r['shape']} d = {r['d']}: {e}" for r in report["fits"] for e in r.get("errors", [])]
-    errors += [f"- agreement {r['shape']} d = {r['d']}: {r['error']}" for r in report["agreement"] if "error" in r]
+            f"| {_f(r['cpu_s_common'], '.1f')} | {_f(r['gpu_s_common'], '.1f')} | {_f(r.get('speedup_common'), '.2f')} "
+            f"| {r.get('same_selection', '—')} | {_f(r.get('difference'), '.1e')} | {_f(r.get('largest_block'), 'd')} |")
+    errors = [f"- {r['shape']} d = {r['d']}: {e}" for r in fits for e in r.get("errors", [])]
+    errors += [f"- agreement {r['shape']} d = {r['d']}: {r['error']}" for r in agreement if "error" in r]
     if errors:
         lines += ["", "Errors:", *errors]
-    lines += ["", f"Total {report['seconds']:.0f} s."]
+    lines += ["", f"Total {report['seconds']:.0f} s." if "seconds" in report else "(run not finished)"]
     return "\n".join(lines) + "\n"
 
 

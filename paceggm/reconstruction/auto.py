@@ -14,7 +14,8 @@ the exact solvers' tolerance:
   ``d³`` and ``|S|³`` kernels at GPU speed, for blocks of at least
   ``backend_min_d`` variables, where a GPU Newton step beats the CPU's
   (below, its launch and transfer latency dominates; see
-  ``paceggm.bench.gpu_bench`` for the measurement).
+  ``paceggm.bench.gpu_bench`` for the measurement and
+  ``figures/tables/gpu_bench.md`` for its results on one H100).
 """
 
 from __future__ import annotations
@@ -25,8 +26,10 @@ from paceggm.reconstruction.newton_xp import solve_newton_xp
 from paceggm.reconstruction.problem import Problem
 from paceggm.reconstruction.result import BlockSolution
 
-#: Blocks of at least this many variables go to the backend, when one is given.
-BACKEND_MIN_D = 400
+#: Blocks of at least this many variables go to the backend, when one is given. 200: there a dense
+#: Newton step on an H100 took 2.3 ms against 12 ms on one CPU core (5x), at 100 only 1.5x, too little
+#: to cover the copies a block's first step makes (``figures/tables/gpu_bench.md``).
+BACKEND_MIN_D = 200
 
 
 def solve_auto(
