@@ -16,6 +16,12 @@ statistics (mean and max ``|r|``, ``e_off``, effective rank), beside the
 publication's seconds per trial; and ``hard``, indian_pines's model (strong
 common factors, effective rank ≈ 2.5) at d = 1,000, 2,000 and 4,000.
 
+With ``--gpu auto`` (what ``make bench-scale`` passes) the grid gains a GPU
+column where torch with CUDA imports: solver ``auto+torch``, the default solver
+with its large blocks on the GPU (:mod:`paceggm.reconstruction.newton_xp`),
+under a wall-clock budget instead of a CPU one; elsewhere the column is skipped
+and the reason printed. ``wall s`` is every cell's wall-clock seconds.
+
 Each cell runs in its own process (so that its peak memory is its own, and a
 cell over the time limit is stopped without stopping the sweep) with one BLAS
 thread, and reports its rounds, measured off-diagonal entries ``|S|``, CPU
@@ -73,6 +79,8 @@ ALL_SHAPES = SHAPES + HARD_SHAPES
 DIMS = (100, 200, 400, 800, 1600)
 RHOS = (1.0, 10.0)
 SOLVERS_COMPARED = ("newton", "newton_pcg", "auto")
+#: The GPU column: the default solver with ``solver_options={"backend": "torch"}``.
+GPU_SOLVER = "auto+torch"
 N = 20_000
 TIMEOUT = 600.0
 STORE = Path("runs/scale")
@@ -176,9 +184,25 @@ def published_seconds(shape: str, rho: float) -> float | None:
     return None
 
 
+def gpu_available() -> tuple[bool, str]:
+    """Whether the GPU column can run here, and why not."""
+    try:
+        import torch
+    except ImportError:
+        return False, "torch is not installed (pip install 'paceggm[gpu]')"
+    if not torch.cuda.is_available():
+        return False, f"torch {torch.__version__} sees no CUDA device"
+    return True, f"torch {torch.__version__} on {torch.cuda.get_device_name(0)}"
+
+
 def run_cell(shape: str, d: int, rho: float, *, n: int, timeout: float, reference: bool,
              solver: str = "newton", sampler: str = "gumbel") -> dict:
-    """One fit, in this process, stopped after ``timeout`` CPU seconds; the row of the results table."""
+    """One fit, in this process, stopped after ``timeout`` seconds; the row of the results table.
+
+    ``solver`` is a solver name, or ``name+backend`` for that solver with its
+    dense kernels on an array backend; those cells are timed by the wall clock
+    (the CPU only waits on the device), the others by this process's CPU time.
+    """
     from paceggm import estimator, pace_ggm
     from paceggm.bench.seeds import derive_seed
 
@@ -204,23 +228,28 @@ def run_cell(shape: str, d: int, rho: float, *, n: int, timeout: float, referenc
     def stop(signum, frame):
         raise _Timeout
 
+    name, _, backend = solver.partition("+")
+    options = {"backend": backend} if backend else None
     # CPU time, not wall time: on a shared machine the limit then means the same work.
-    signal.signal(signal.SIGVTALRM, stop)
-    signal.setitimer(signal.ITIMER_VIRTUAL, timeout)
-    t0 = time.process_time()
+    # A backend's cell waits on its device, so there it is wall time.
+    timer, sig = (signal.ITIMER_REAL, signal.SIGALRM) if backend else (signal.ITIMER_VIRTUAL, signal.SIGVTALRM)
+    signal.signal(sig, stop)
+    signal.setitimer(timer, timeout)
+    t0, w0 = time.process_time(), time.perf_counter()
     try:
         with mock.patch.object(estimator, "IncrementalReconstruction", Counting):
-            res = pace_ggm(X, rho=rho, solver=solver, sampler=sampler,
+            res = pace_ggm(X, rho=rho, solver=name, solver_options=options, sampler=sampler,
                            random_state=derive_seed("scale-fit", shape, d, rho))
-        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+        signal.setitimer(timer, 0)
         row.update(status="ok", fit="finished", rounds=res.n_rounds, n_offdiagonal=res.n_offdiagonal)
     except _Timeout:
         row.update(status="ok", fit="timeout", rounds=rounds[0], n_offdiagonal=None)
         res = None
     row["cpu_s"] = time.process_time() - t0
+    row["wall_s"] = time.perf_counter() - w0
     # The reconstruction's share: what a solver changes (the rest is the mechanisms and X'X).
     row["recon_s"] = recon_cpu[0]
-    row["ms_per_round"] = 1e3 * row["cpu_s"] / max(row["rounds"], 1)
+    row["ms_per_round"] = 1e3 * row["wall_s" if backend else "cpu_s"] / max(row["rounds"], 1)
     row["round_over_cholesky"] = row["ms_per_round"] / (1e3 * row["chol_s"])
     row["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     row["published_s"] = published_seconds(shape, rho)
@@ -310,6 +339,8 @@ def _commits(rows: list[dict]) -> str:
 
 
 def _markdown(rows: list[dict], machine: str) -> str:
+    from paceggm.reconstruction.auto import BACKEND_MIN_D
+
     lines = [
         "# PACE-GGM at scale (`make bench-scale`)",
         "",
@@ -325,18 +356,21 @@ def _markdown(rows: list[dict], machine: str) -> str:
         "seconds of the fit spent updating the reconstruction (solver and its bookkeeping), the part a solver "
         "changes; the rest is the mechanisms and the data's covariance. `published s`: on the shapes matched to a "
         "data set of the publication, its mean seconds per PACE-GGM trial there (Table 4, IPM-Cholesky, its "
-        "own machine).",
+        "own machine). `wall s`: wall-clock seconds of the fit; on the GPU column (solver `auto+torch`: the default "
+        f"solver with its blocks of >= {BACKEND_MIN_D} variables on a GPU through torch) the budget, and "
+        "`ms / round`, are wall-clock seconds.",
         "",
-        "| shape | d | ρ | solver | budget s | status | rounds | \\|S\\| | largest block | CPU s | recon s | ms / round "
-        "| round / Cholesky | peak MB | vs reference | KKT | published s |",
-        "|---|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| shape | d | ρ | solver | budget s | status | rounds | \\|S\\| | largest block | CPU s | wall s | recon s "
+        "| ms / round | round / Cholesky | peak MB | vs reference | KKT | published s |",
+        "|---|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
             f"| {r['shape']} | {r['d']} | {r['rho']:g} | {r.get('solver', '—')} | {_fmt(r.get('timeout'), 'g')} "
             f"| {_status(r)} | {r.get('rounds', '—')} "
             f"| {_fmt(r.get('n_offdiagonal'), 'd')} | {_fmt(r.get('largest_block'), 'd')} "
-            f"| {_fmt(r.get('cpu_s'), '.1f')} | {_fmt(r.get('recon_s'), '.1f')} | {_fmt(r.get('ms_per_round'), '.1f')} "
+            f"| {_fmt(r.get('cpu_s'), '.1f')} | {_fmt(r.get('wall_s'), '.1f')} | {_fmt(r.get('recon_s'), '.1f')} "
+            f"| {_fmt(r.get('ms_per_round'), '.1f')} "
             f"| {_fmt(r.get('round_over_cholesky'), '.1f')} | {_fmt(r.get('peak_rss_mb'), '.0f')} "
             f"| {_fmt(r.get('ref_diff'), '.1e')} | {_fmt(r.get('kkt'), '.1e')} | {_fmt(r.get('published_s'), 'g')} |")
     return "\n".join(lines) + "\n"
@@ -447,6 +481,8 @@ def main(argv=None) -> int:
                          f"{','.join(f'{r:g}' for r in HARD_RHOS)}) instead of the default grid")
     ap.add_argument("--sampler", default="gumbel", choices=("gumbel", "rows"),
                     help="the exponential mechanism's sampler (part of a cell's key when not the default)")
+    ap.add_argument("--gpu", choices=("off", "auto"), default="off",
+                    help=f"auto: add the GPU column (solver {GPU_SOLVER}) where torch with CUDA imports")
     ap.add_argument("--cell", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.cell:
@@ -460,6 +496,11 @@ def main(argv=None) -> int:
             ap.error(f"unknown shape {shape!r}; choose from {','.join(ALL_SHAPES)}")
     if args.jobs < 1:
         ap.error("--jobs must be at least 1")
+    if args.gpu == "auto" and GPU_SOLVER not in args.solvers:
+        ok, why = gpu_available()
+        print(f"GPU column ({GPU_SOLVER}): {'on, ' if ok else 'skipped: '}{why}", file=sys.stderr)
+        if ok:
+            args.solvers = [*args.solvers, GPU_SOLVER]
     args.commit = _git_commit()
     # Only a clean commit identifies the code that measured a row; anything else is measured again.
     reusable = not args.commit.endswith("+dirty") and args.commit != "unknown"
