@@ -133,11 +133,14 @@ bench-agreement: install
 # shapes, one core per fit -> the store runs/scale/ (one file per cell; a rerun resumes) and its tables;
 # published to figures/tables/scale_benchmark.{md,tex,json}, figures/scale_benchmark.{pdf,png} only when
 # the store holds the whole default grid measured by one commit.
+# Then the hard shapes (--hard: indian_pines- and madeline-like data beside the publication's seconds, and
+# indian_pines's model at d = 1,000-4,000). Where torch with CUDA imports, a GPU column (solver auto+torch).
 # Smaller grids: make bench-scale SCALE_ARGS="--dims 100,200 --rhos 1 --timeout 60"; two fits at once: --jobs 2
 SCALE_ARGS ?=
 .PHONY: bench-scale
 bench-scale: install
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.scale_benchmark --publish $(SCALE_ARGS)
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.scale_benchmark --gpu auto $(SCALE_ARGS)
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.scale_benchmark --gpu auto --hard --publish $(SCALE_ARGS)
 
 # --- One scale-benchmark cell taken apart: its time per round in pieces (in Choleskys), the Newton systems
 # per solve, the floor a chordal solver would leave, the chordal fill of its pattern and IPF's updates per

@@ -25,10 +25,15 @@ from paceggm.privacy import (
     exponential_mechanism,
     gaussian_mechanism,
 )
+from paceggm.privacy.selection import PairSampler
 from paceggm.reconstruction import DEFAULT_SOLVER, SOLVERS, check_solver_options
 from paceggm.reconstruction.incremental import IncrementalReconstruction
 
 _ANNEAL_FACTOR = math.sqrt(2.0 / math.pi)  # E|N(0, σ²)| = sqrt(2/π) σ
+
+#: How the exponential mechanism draws a round's pair (the same distribution; see ``sampler`` of :func:`pace_ggm`).
+SAMPLERS = ("gumbel", "rows")
+DEFAULT_SAMPLER = "gumbel"
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +138,8 @@ class PACEGGMResult:
         return max((r.max_iter for r in self.history), default=0)
 
 
-def _check_params(*, bound, alpha, beta, max_rounds, solver, use_components, solver_options) -> None:
+def _check_params(*, bound, alpha, beta, max_rounds, solver, use_components, solver_options,
+                  sampler=DEFAULT_SAMPLER) -> None:
     """PACE-GGM's own parameters (the budget is checked where it is resolved)."""
     check_bound(bound)
     check_open_fraction(alpha, "alpha")
@@ -146,6 +152,27 @@ def _check_params(*, bound, alpha, beta, max_rounds, solver, use_components, sol
     if not isinstance(use_components, (bool, np.bool_)):
         raise TypeError(f"use_components must be a bool, got {use_components!r}")
     check_solver_options(solver, solver_options)
+    if not isinstance(sampler, str) or sampler not in SAMPLERS:
+        raise ValueError(f"unknown sampler {sampler!r}; choose one of {list(SAMPLERS)}")
+
+
+class _GumbelSelection:
+    """Gumbel-max over every candidate, every round (NumPy's ``Generator.gumbel`` stream, to the pick)."""
+
+    def __init__(self, scores: np.ndarray, sensitivity: float) -> None:
+        self.scores, self.sensitivity = scores, sensitivity
+
+    def rescored(self, positions: np.ndarray) -> None:
+        pass
+
+    def draw(self, *, rho: float, rng) -> int:
+        return exponential_mechanism(self.scores, rho=rho, sensitivity=self.sensitivity, rng=rng)
+
+
+def _selection(sampler: str, scores: np.ndarray, sensitivity: float):
+    if sampler == "rows":
+        return PairSampler(scores, sensitivity=sensitivity)
+    return _GumbelSelection(scores, sensitivity)
 
 
 class _ComponentPairs:
@@ -182,6 +209,7 @@ def pace_ggm(
     use_components: bool = True,
     solver_options: dict | None = None,
     bound_check: str = "raise",
+    sampler: str = DEFAULT_SAMPLER,
     random_state=None,
 ) -> PACEGGMResult:
     """Run PACE-GGM on ``X`` and return the result record.
@@ -202,8 +230,11 @@ def pace_ggm(
         ``T``; the initial round budget is ``(ρ − αρ)/T``. Default ``d(d−1)``
         (at least 1). Annealing usually ends the run in fewer rounds.
     solver : str
-        Reconstruction solver, a key of :data:`paceggm.SOLVERS`: ``"newton"``
-        (exact, fast; the default), ``"ipm"`` (IPM-Cholesky, the published
+        Reconstruction solver, a key of :data:`paceggm.SOLVERS`: ``"auto"``
+        (the default: per block the exact Newton path measured fastest,
+        ``"newton_pcg"`` on the CPU, ``"newton_xp"`` on a GPU given
+        ``solver_options={"backend": "torch"}``), ``"newton"`` (the exact
+        reference, which the published recipes pin), ``"ipm"`` (IPM-Cholesky, the published
         reference), ``"pgd0"``/``"pgd1"`` (no entropy term).
     use_components : bool
         Decompose the reconstruction over connected components.
@@ -215,6 +246,16 @@ def pace_ggm(
         (:class:`~paceggm.exceptions.PrivacyLeakWarning`): the guarantee then
         holds only if the data respect the bound; it exists to reproduce
         published settings.
+    sampler : {"gumbel", "rows"}
+        How the exponential mechanism draws each round's pair; both have
+        exactly its distribution and cost. ``"gumbel"`` (the default) is
+        Gumbel-max over all ``d(d+1)/2`` candidates, pick for pick NumPy's
+        ``Generator.gumbel`` stream (the published experiments' draws), and
+        costs ``O(d²)`` a round. ``"rows"``
+        (:class:`paceggm.privacy.selection.PairSampler`) keeps the weights and
+        their row sums up to date where scores changed and draws a row, then a
+        column: ``O(d)`` a round plus the rescored pairs, and other picks for
+        the same seed.
     random_state : None, int, SeedSequence or Generator
         Source of the noise. A fixed seed makes a run reproducible — and its
         noise predictable to anyone who knows the seed: a real release needs
@@ -236,7 +277,7 @@ def pace_ggm(
     rho = check_rho(rho)
     _check_params(
         bound=bound, alpha=alpha, beta=beta, max_rounds=max_rounds, solver=solver,
-        use_components=use_components, solver_options=solver_options,
+        use_components=use_components, solver_options=solver_options, sampler=sampler,
     )
     X = check_data(X)
     check_bound(bound, d=X.shape[1])
@@ -244,11 +285,12 @@ def pace_ggm(
     return _fit_checked(
         X, rho=rho, bound=float(bound), alpha=alpha, beta=beta, max_rounds=max_rounds, solver=solver,
         use_components=use_components, solver_options=solver_options, rng=check_random_state(random_state),
+        sampler=sampler,
     )
 
 
 def _fit_checked(X: np.ndarray, *, rho: float, bound: float, alpha, beta, max_rounds, solver, use_components,
-                 solver_options, rng: np.random.Generator) -> PACEGGMResult:
+                 solver_options, rng: np.random.Generator, sampler: str = DEFAULT_SAMPLER) -> PACEGGMResult:
     """PACE-GGM on data and parameters that passed every check."""
     n, d = X.shape
     # Σ(X) is the only access to the data; everything after is mechanisms on it.
@@ -256,7 +298,7 @@ def _fit_checked(X: np.ndarray, *, rho: float, bound: float, alpha, beta, max_ro
     return _run(
         sigma_x, n, rho=float(rho), bound=float(bound), alpha=float(alpha), beta=float(beta),
         max_rounds=max_rounds, solver=solver, use_components=bool(use_components),
-        solver_options=solver_options, rng=rng,
+        solver_options=solver_options, rng=rng, sampler=sampler,
     )
 
 
@@ -273,6 +315,7 @@ def _run(
     use_components: bool,
     solver_options: dict | None,
     rng: np.random.Generator,
+    sampler: str = DEFAULT_SAMPLER,
 ) -> PACEGGMResult:
     d = sigma_x.shape[0]
     delta = entry_sensitivity(n=n, bound=bound)
@@ -309,6 +352,7 @@ def _run(
     # that changed are recomputed each round.
     sigma_lower = sigma_x[cand_rows, cand_cols]
     scores = np.abs(sigma_lower - estimate[cand_rows, cand_cols])
+    selection = _selection(sampler, scores, delta)
     component_pairs = _ComponentPairs(d)
     history: list[RoundRecord] = []
     solve_time = 0.0
@@ -316,7 +360,7 @@ def _run(
     while True:
         t += 1
         ledger.charge(rho_sel, "select")
-        choice = exponential_mechanism(scores, rho=rho_sel, sensitivity=delta, rng=rng)
+        choice = selection.draw(rho=rho_sel, rng=rng)
         j, k = int(cand_rows[choice]), int(cand_cols[choice])
         if final:
             # Spend exactly what is left (rounded down, so never more).
@@ -328,6 +372,7 @@ def _run(
         change = float(abs(estimate[j, k] - before))
         packed, flat = component_pairs.of(recon.component(j))
         scores[packed] = np.abs(sigma_lower[packed] - estimate.take(flat))
+        selection.rescored(packed)
         annealed = bool((not final) and change <= _ANNEAL_FACTOR * m.sigma)
         history.append(RoundRecord(t, (j, k), m.sigma, rho_sel, m.rho, change, annealed, final, recon.solve_time,
                                    recon.n_iter, recon.converged, n_solved=recon.n_solved,
@@ -386,10 +431,11 @@ class PACEGGM(PrivateCovarianceEstimator):
     alpha : float, default=0.3
     beta : float, default=0.5
     max_rounds : int or None, default=None
-    solver : str, default="newton"
+    solver : str, default="auto"
     use_components : bool, default=True
     solver_options : dict or None, default=None
     bound_check : {"raise", "clip", "waive"}, default="raise"
+    sampler : {"gumbel", "rows"}, default="gumbel"
         See :func:`pace_ggm` for these.
     assume_centered : bool, default=True
         ``True`` estimates ``XᵀX/n`` (the covariance of centred data, as the
@@ -463,6 +509,7 @@ class PACEGGM(PrivateCovarianceEstimator):
         use_components: bool = True,
         solver_options: dict | None = None,
         bound_check: str = "raise",
+        sampler: str = DEFAULT_SAMPLER,
         assume_centered: bool = True,
         mean_fraction: float = 0.1,
         random_state=None,
@@ -479,6 +526,7 @@ class PACEGGM(PrivateCovarianceEstimator):
         self.use_components = use_components
         self.solver_options = solver_options
         self.bound_check = bound_check
+        self.sampler = sampler
         self.assume_centered = assume_centered
         self.mean_fraction = mean_fraction
         self.random_state = random_state
@@ -487,12 +535,14 @@ class PACEGGM(PrivateCovarianceEstimator):
         _check_params(
             bound=self.bound, alpha=self.alpha, beta=self.beta, max_rounds=self.max_rounds,
             solver=self.solver, use_components=self.use_components, solver_options=self.solver_options,
+            sampler=self.sampler,
         )
 
     def _estimate(self, X, *, rho, bound, rng):
         res = _fit_checked(
             X, rho=rho, bound=bound, alpha=self.alpha, beta=self.beta, max_rounds=self.max_rounds,
             solver=self.solver, use_components=self.use_components, solver_options=self.solver_options, rng=rng,
+            sampler=self.sampler,
         )
         self.result_ = res
         self.n_rounds_ = res.n_rounds

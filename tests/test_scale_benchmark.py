@@ -86,8 +86,9 @@ def test_sweeps_resume_and_only_a_whole_grid_from_one_commit_is_published(tmp_pa
 
     # A reduced sweep: stored, drawn in the store, not published.
     assert sc.main(["--dims", "100"] + common) == 0
-    assert len(calls) == 12 and not tables.exists()
-    # The whole grid: the twelve cells already measured by this commit are not run again.
+    per_d = len(sc.SHAPES) * len(sc.RHOS) * len(sc.SOLVERS_COMPARED)
+    assert len(calls) == per_d and not tables.exists()
+    # The whole grid: the cells already measured by this commit are not run again.
     assert sc.main(common) == 0
     assert len(calls) == n_grid
     published = (tables / "scale_benchmark.md").read_text()
@@ -96,14 +97,15 @@ def test_sweeps_resume_and_only_a_whole_grid_from_one_commit_is_published(tmp_pa
     # New code, a reduced sweep: the store's table shows every row, the committed one is left alone.
     commit["id"] = "beef00"
     assert sc.main(["--dims", "200", "--shapes", "banded"] + common) == 0
-    assert len(calls) == n_grid + 4
+    per_shape_d = len(sc.RHOS) * len(sc.SOLVERS_COMPARED)
+    assert len(calls) == n_grid + per_shape_d
     assert (tables / "scale_benchmark.md").read_text() == published
     in_store = json.loads((store / "scale_benchmark.json").read_text())["rows"]
     assert len(in_store) == n_grid and {r["commit"] for r in in_store} == {"c0ffee", "beef00"}
 
     # --rerun measures again what this commit already measured.
     assert sc.main(["--dims", "200", "--shapes", "banded", "--rerun", "--store", str(store)]) == 0
-    assert len(calls) == n_grid + 8
+    assert len(calls) == n_grid + 2 * per_shape_d
 
 
 def test_a_failed_or_corrupt_cell_is_recorded_and_retried(tmp_path, commit, monkeypatch):
@@ -138,3 +140,28 @@ def test_a_cell_over_its_time_limit_is_recorded_not_fatal():
     assert row["status"] == "ok" and row["fit"] == "timeout" and row["n_offdiagonal"] is None
     assert "ref_diff" not in row
     assert 0 <= row["recon_s"] <= row["cpu_s"]
+
+
+def test_a_backend_cell_is_the_default_fit_timed_by_the_wall_clock():
+    """The GPU column's code path (solver ``auto+backend``), on the CPU array namespace."""
+    cpu = sc.run_cell("lowrank", 16, 10.0, n=2000, timeout=120, reference=True, solver="auto")
+    dev = sc.run_cell("lowrank", 16, 10.0, n=2000, timeout=120, reference=True, solver="auto+numpy")
+    assert dev["fit"] == cpu["fit"] == "finished" and dev["rounds"] == cpu["rounds"]
+    assert dev["ref_diff"] <= 3.5e-9 and dev["wall_s"] > 0
+    assert dev["ms_per_round"] == pytest.approx(1e3 * dev["wall_s"] / dev["rounds"])
+    # a wall-clock budget stops it like a CPU one
+    late = sc.run_cell("lowrank", 60, 10.0, n=2000, timeout=0.05, reference=False, solver="auto+numpy")
+    assert late["fit"] == "timeout"
+
+
+@pytest.mark.parametrize("present", [True, False])
+def test_the_gpu_column_is_added_where_a_gpu_is_present_else_skipped_with_the_reason(
+        tmp_path, commit, monkeypatch, capsys, present):
+    calls = []
+    monkeypatch.setattr(sc, "_run_isolated", _fake_runner(calls))
+    monkeypatch.setattr(sc, "gpu_available", lambda: (present, "why: no CUDA device" if not present else "H100"))
+    args = ["--dims", "100", "--rhos", "10", "--shapes", "lowrank", "--solvers", "auto", "--store", str(tmp_path)]
+    assert sc.main(args + ["--gpu", "auto"]) == 0
+    assert [c[3] for c in calls] == (["auto", sc.GPU_SOLVER] if present else ["auto"])
+    err = capsys.readouterr().err
+    assert ("GPU column (auto+torch): on, H100" in err) if present else ("skipped: why: no CUDA device" in err)

@@ -9,6 +9,19 @@ records with a covariance of one of three shapes:
 * ``banded``: a moving average of width 4 (bandwidth 3);
 * ``block``: independent blocks of 20 variables, within-block correlation 0.6.
 
+With ``--hard`` (``make bench-scale SCALE_ARGS=--hard``) it runs the hard
+shapes instead (:mod:`paceggm.bench.matched_data`): ``indian_pines`` and
+``madeline``, synthetic data with those data sets' published n, d and
+statistics (mean and max ``|r|``, ``e_off``, effective rank), beside the
+publication's seconds per trial; and ``hard``, indian_pines's model (strong
+common factors, effective rank ≈ 2.5) at d = 1,000, 2,000 and 4,000.
+
+With ``--gpu auto`` (what ``make bench-scale`` passes) the grid gains a GPU
+column where torch with CUDA imports: solver ``auto+torch``, the default solver
+with its large blocks on the GPU (:mod:`paceggm.reconstruction.newton_xp`),
+under a wall-clock budget instead of a CPU one; elsewhere the column is skipped
+and the reason printed. ``wall s`` is every cell's wall-clock seconds.
+
 Each cell runs in its own process (so that its peak memory is its own, and a
 cell over the time limit is stopped without stopping the sweep) with one BLAS
 thread, and reports its rounds, measured off-diagonal entries ``|S|``, CPU
@@ -37,6 +50,7 @@ never replace the committed table. Seeds derive from each cell's identity
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -56,9 +70,17 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 SHAPES = ("lowrank", "banded", "block")
+# Hard shapes (--hard): data sets matched to published statistics at their own n and d, and
+# indian_pines's model at large d.
+HARD_SHAPES = ("indian_pines", "madeline", "hard")
+HARD_DIMS = (1000, 2000, 4000)
+HARD_RHOS = (10.0,)
+ALL_SHAPES = SHAPES + HARD_SHAPES
 DIMS = (100, 200, 400, 800, 1600)
 RHOS = (1.0, 10.0)
-SOLVERS_COMPARED = ("newton", "newton_pcg")
+SOLVERS_COMPARED = ("newton", "newton_pcg", "auto")
+#: The GPU column: the default solver with ``solver_options={"backend": "torch"}``.
+GPU_SOLVER = "auto+torch"
 N = 20_000
 TIMEOUT = 600.0
 STORE = Path("runs/scale")
@@ -67,8 +89,29 @@ FIGURES = Path("figures")
 
 
 # ---------------------------------------------------------------- data
+@functools.cache
+def _matched_params(shape: str):
+    from paceggm.bench.matched_data import fit_shape
+
+    return fit_shape("indian_pines" if shape == "hard" else shape)
+
+
+def cell_size(shape: str, d: int, n: int) -> tuple[int, int]:
+    """``(d, n)`` of a cell: a matched shape has its target's, whatever was asked."""
+    from paceggm.bench.matched_data import TARGETS
+
+    if shape in TARGETS:
+        return TARGETS[shape]["d"], TARGETS[shape]["n"]
+    return d, n
+
+
 def synthetic(shape: str, d: int, n: int, rng: np.random.Generator) -> np.ndarray:
     """``n`` records of dimension ``d`` with a covariance of ``shape``, scaled into [-1, 1]."""
+    if shape in HARD_SHAPES:
+        from paceggm.bench.matched_data import sample
+        from paceggm.bench.seeds import derive_seed
+
+        return sample(_matched_params(shape), d, n, rng, seed=derive_seed("matched-shape", shape, d))
     if shape == "lowrank":
         X = rng.normal(size=(n, 5)) @ rng.normal(size=(5, d)) + rng.normal(size=(n, d))
     elif shape == "banded":
@@ -78,7 +121,7 @@ def synthetic(shape: str, d: int, n: int, rng: np.random.Generator) -> np.ndarra
         G = rng.normal(size=(n, -(-d // 20)))
         X = np.sqrt(0.6) * np.repeat(G, 20, axis=1)[:, :d] + np.sqrt(0.4) * rng.normal(size=(n, d))
     else:
-        raise ValueError(f"unknown shape {shape!r}; choose one of {SHAPES}")
+        raise ValueError(f"unknown shape {shape!r}; choose one of {ALL_SHAPES}")
     return X / np.abs(X).max(axis=0)
 
 
@@ -127,13 +170,44 @@ def _exactness(res) -> dict:
     return {"ref_diff": diff, "kkt": kkt}
 
 
+def published_seconds(shape: str, rho: float) -> float | None:
+    """The publication's mean seconds per PACE-GGM trial (its Table 4) on the data set ``shape`` imitates, if any."""
+    import csv
+
+    path = Path(__file__).parent / "figures" / "published" / "table4_runtime.csv"
+    if not path.is_file():
+        return None
+    with path.open() as f:
+        for rec in csv.DictReader(f):
+            if rec["dataset"] == shape and float(rec["rho"]) == rho:
+                return float(rec["seconds_mean"])
+    return None
+
+
+def gpu_available() -> tuple[bool, str]:
+    """Whether the GPU column can run here, and why not."""
+    try:
+        import torch
+    except ImportError:
+        return False, "torch is not installed (pip install 'paceggm[gpu]')"
+    if not torch.cuda.is_available():
+        return False, f"torch {torch.__version__} sees no CUDA device"
+    return True, f"torch {torch.__version__} on {torch.cuda.get_device_name(0)}"
+
+
 def run_cell(shape: str, d: int, rho: float, *, n: int, timeout: float, reference: bool,
-             solver: str = "newton") -> dict:
-    """One fit, in this process, stopped after ``timeout`` CPU seconds; the row of the results table."""
+             solver: str = "newton", sampler: str = "gumbel") -> dict:
+    """One fit, in this process, stopped after ``timeout`` seconds; the row of the results table.
+
+    ``solver`` is a solver name, or ``name+backend`` for that solver with its
+    dense kernels on an array backend; those cells are timed by the wall clock
+    (the CPU only waits on the device), the others by this process's CPU time.
+    """
     from paceggm import estimator, pace_ggm
     from paceggm.bench.seeds import derive_seed
 
-    row = {"shape": shape, "d": d, "rho": rho, "solver": solver, "n": n,
+    d, n = cell_size(shape, d, n)
+    row = {"shape": shape, "d": d, "rho": rho, "solver": solver, "n": n, "sampler": sampler,
            "load_at_start": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}
     X = synthetic(shape, d, n, np.random.default_rng(derive_seed("scale-data", shape, d)))
     row["chol_s"] = _cholesky_seconds(d, np.random.default_rng(0))
@@ -154,24 +228,31 @@ def run_cell(shape: str, d: int, rho: float, *, n: int, timeout: float, referenc
     def stop(signum, frame):
         raise _Timeout
 
+    name, _, backend = solver.partition("+")
+    options = {"backend": backend} if backend else None
     # CPU time, not wall time: on a shared machine the limit then means the same work.
-    signal.signal(signal.SIGVTALRM, stop)
-    signal.setitimer(signal.ITIMER_VIRTUAL, timeout)
-    t0 = time.process_time()
+    # A backend's cell waits on its device, so there it is wall time.
+    timer, sig = (signal.ITIMER_REAL, signal.SIGALRM) if backend else (signal.ITIMER_VIRTUAL, signal.SIGVTALRM)
+    signal.signal(sig, stop)
+    signal.setitimer(timer, timeout)
+    t0, w0 = time.process_time(), time.perf_counter()
     try:
         with mock.patch.object(estimator, "IncrementalReconstruction", Counting):
-            res = pace_ggm(X, rho=rho, solver=solver, random_state=derive_seed("scale-fit", shape, d, rho))
-        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+            res = pace_ggm(X, rho=rho, solver=name, solver_options=options, sampler=sampler,
+                           random_state=derive_seed("scale-fit", shape, d, rho))
+        signal.setitimer(timer, 0)
         row.update(status="ok", fit="finished", rounds=res.n_rounds, n_offdiagonal=res.n_offdiagonal)
     except _Timeout:
         row.update(status="ok", fit="timeout", rounds=rounds[0], n_offdiagonal=None)
         res = None
     row["cpu_s"] = time.process_time() - t0
+    row["wall_s"] = time.perf_counter() - w0
     # The reconstruction's share: what a solver changes (the rest is the mechanisms and X'X).
     row["recon_s"] = recon_cpu[0]
-    row["ms_per_round"] = 1e3 * row["cpu_s"] / max(row["rounds"], 1)
+    row["ms_per_round"] = 1e3 * row["wall_s" if backend else "cpu_s"] / max(row["rounds"], 1)
     row["round_over_cholesky"] = row["ms_per_round"] / (1e3 * row["chol_s"])
     row["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    row["published_s"] = published_seconds(shape, rho)
     if res is not None:
         row["largest_block"] = int(max(np.bincount(_labels(res.pattern))))
         row.update(_exactness(res) if reference else {"ref_diff": None, "kkt": None})
@@ -187,29 +268,35 @@ def _labels(pattern: np.ndarray) -> np.ndarray:
     return labels
 
 
-def cell_key(shape: str, d: int, rho: float, solver: str, *, n: int, timeout: float, reference: bool) -> str:
+def cell_key(shape: str, d: int, rho: float, solver: str, *, n: int, timeout: float, reference: bool,
+             sampler: str = "gumbel") -> str:
     """The stable, readable key of one cell: every input that changes its row."""
-    return f"{shape}-d{d}-rho{rho:g}-{solver}-n{n}-cpu{timeout:g}" + ("-ref" if reference else "")
+    d, n = cell_size(shape, d, n)
+    return (f"{shape}-d{d}-rho{rho:g}-{solver}-n{n}-cpu{timeout:g}" + ("-ref" if reference else "")
+            + ("" if sampler == "gumbel" else f"-{sampler}"))
 
 
 def _run_isolated(shape: str, d: int, rho: float, solver: str, args) -> dict:
     """One cell in a fresh process; a crash or a non-zero exit becomes a failed row, never an exception."""
+    d, n = cell_size(shape, d, args.n)
     reference = d <= args.reference_max_d
     cmd = [sys.executable, "-m", "paceggm.bench.scale_benchmark", "--cell", json.dumps([shape, d, rho, solver]),
-           "--n", str(args.n), "--timeout", str(args.timeout), "--reference-max-d", str(args.reference_max_d)]
+           "--n", str(n), "--timeout", str(args.timeout), "--reference-max-d", str(args.reference_max_d),
+           "--sampler", args.sampler]
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
         tail = (out.stderr.strip().splitlines() or [f"exit status {out.returncode}, no output"])[-1]
-        row = {"shape": shape, "d": d, "rho": rho, "solver": solver, "n": args.n, "status": "failed", "error": tail}
+        row = {"shape": shape, "d": d, "rho": rho, "solver": solver, "n": n, "status": "failed", "error": tail}
     else:
         row = json.loads(out.stdout.strip().splitlines()[-1])
-    row.update(cell_key=cell_key(shape, d, rho, solver, n=args.n, timeout=args.timeout, reference=reference),
+    row.update(cell_key=cell_key(shape, d, rho, solver, n=n, timeout=args.timeout, reference=reference,
+                                 sampler=args.sampler),
                timeout=args.timeout, commit=args.commit)
     return row
 
 
 def _grid_order(row: dict) -> tuple:
-    return (SHAPES.index(row["shape"]), row["d"], row["rho"], row.get("solver", ""), row.get("timeout", 0.0))
+    return (ALL_SHAPES.index(row["shape"]), row["d"], row["rho"], row.get("solver", ""), row.get("timeout", 0.0))
 
 
 def default_grid_missing(rows: list[dict]) -> list[tuple]:
@@ -252,6 +339,8 @@ def _commits(rows: list[dict]) -> str:
 
 
 def _markdown(rows: list[dict], machine: str) -> str:
+    from paceggm.reconstruction.auto import BACKEND_MIN_D
+
     lines = [
         "# PACE-GGM at scale (`make bench-scale`)",
         "",
@@ -265,20 +354,25 @@ def _markdown(rows: list[dict], machine: str) -> str:
         "the blocks where the answer is the exact limit, max(|W − y| on the pattern, |W⁻¹| off it), each "
         "relative to its largest entry (— : not computed at that d, or no exact block). `recon s`: the CPU "
         "seconds of the fit spent updating the reconstruction (solver and its bookkeeping), the part a solver "
-        "changes; the rest is the mechanisms and the data's covariance.",
+        "changes; the rest is the mechanisms and the data's covariance. `published s`: on the shapes matched to a "
+        "data set of the publication, its mean seconds per PACE-GGM trial there (Table 4, IPM-Cholesky, its "
+        "own machine). `wall s`: wall-clock seconds of the fit; on the GPU column (solver `auto+torch`: the default "
+        f"solver with its blocks of >= {BACKEND_MIN_D} variables on a GPU through torch) the budget, and "
+        "`ms / round`, are wall-clock seconds.",
         "",
-        "| shape | d | ρ | solver | budget s | status | rounds | \\|S\\| | largest block | CPU s | recon s | ms / round "
-        "| round / Cholesky | peak MB | vs reference | KKT |",
-        "|---|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| shape | d | ρ | solver | budget s | status | rounds | \\|S\\| | largest block | CPU s | wall s | recon s "
+        "| ms / round | round / Cholesky | peak MB | vs reference | KKT | published s |",
+        "|---|---:|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
             f"| {r['shape']} | {r['d']} | {r['rho']:g} | {r.get('solver', '—')} | {_fmt(r.get('timeout'), 'g')} "
             f"| {_status(r)} | {r.get('rounds', '—')} "
             f"| {_fmt(r.get('n_offdiagonal'), 'd')} | {_fmt(r.get('largest_block'), 'd')} "
-            f"| {_fmt(r.get('cpu_s'), '.1f')} | {_fmt(r.get('recon_s'), '.1f')} | {_fmt(r.get('ms_per_round'), '.1f')} "
+            f"| {_fmt(r.get('cpu_s'), '.1f')} | {_fmt(r.get('wall_s'), '.1f')} | {_fmt(r.get('recon_s'), '.1f')} "
+            f"| {_fmt(r.get('ms_per_round'), '.1f')} "
             f"| {_fmt(r.get('round_over_cholesky'), '.1f')} | {_fmt(r.get('peak_rss_mb'), '.0f')} "
-            f"| {_fmt(r.get('ref_diff'), '.1e')} | {_fmt(r.get('kkt'), '.1e')} |")
+            f"| {_fmt(r.get('ref_diff'), '.1e')} | {_fmt(r.get('kkt'), '.1e')} | {_fmt(r.get('published_s'), 'g')} |")
     return "\n".join(lines) + "\n"
 
 
@@ -392,19 +486,32 @@ def main(argv=None) -> int:
                          "whole default grid measured by one commit")
     ap.add_argument("--tables", type=Path, default=TABLES)
     ap.add_argument("--figures", type=Path, default=FIGURES)
+    ap.add_argument("--hard", action="store_true",
+                    help="run the hard shapes (indian_pines- and madeline-like at their n and d, rho in --rhos; "
+                         f"'hard' at d in {','.join(map(str, HARD_DIMS))}, rho in "
+                         f"{','.join(f'{r:g}' for r in HARD_RHOS)}) instead of the default grid")
+    ap.add_argument("--sampler", default="gumbel", choices=("gumbel", "rows"),
+                    help="the exponential mechanism's sampler (part of a cell's key when not the default)")
+    ap.add_argument("--gpu", choices=("off", "auto"), default="off",
+                    help=f"auto: add the GPU column (solver {GPU_SOLVER}) where torch with CUDA imports")
     ap.add_argument("--cell", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.cell:
         shape, d, rho, solver = json.loads(args.cell)
         row = run_cell(shape, int(d), float(rho), n=args.n, timeout=args.timeout,
-                       reference=int(d) <= args.reference_max_d, solver=solver)
+                       reference=int(d) <= args.reference_max_d, solver=solver, sampler=args.sampler)
         print(json.dumps(row))
         return 0
     for shape in args.shapes:
-        if shape not in SHAPES:
-            ap.error(f"unknown shape {shape!r}; choose from {','.join(SHAPES)}")
+        if shape not in ALL_SHAPES:
+            ap.error(f"unknown shape {shape!r}; choose from {','.join(ALL_SHAPES)}")
     if args.jobs < 1:
         ap.error("--jobs must be at least 1")
+    if args.gpu == "auto" and GPU_SOLVER not in args.solvers:
+        ok, why = gpu_available()
+        print(f"GPU column ({GPU_SOLVER}): {'on, ' if ok else 'skipped: '}{why}", file=sys.stderr)
+        if ok:
+            args.solvers = [*args.solvers, GPU_SOLVER]
     args.commit = _git_commit()
     # Only a clean commit identifies the code that measured a row; anything else is measured again.
     reusable = not args.commit.endswith("+dirty") and args.commit != "unknown"
@@ -413,11 +520,17 @@ def main(argv=None) -> int:
     failed = 0
     with store.lock():
         stored = {r["cell_key"]: r for r in _store_rows(store)}
-        grid = [(shape, d, rho, solver) for shape in args.shapes for d in args.dims for rho in args.rhos
-                for solver in args.solvers]
+        if args.hard:
+            grid = [(shape, cell_size(shape, 0, args.n)[0], rho, solver) for shape in ("indian_pines", "madeline")
+                    for rho in args.rhos for solver in args.solvers]
+            grid += [("hard", d, rho, solver) for d in HARD_DIMS for rho in HARD_RHOS for solver in args.solvers]
+        else:
+            grid = [(shape, *cell_size(shape, d, args.n)[:1], rho, solver) for shape in args.shapes
+                    for d in args.dims for rho in args.rhos for solver in args.solvers]
         todo = []
         for shape, d, rho, solver in grid:
-            key = cell_key(shape, d, rho, solver, n=args.n, timeout=args.timeout, reference=d <= args.reference_max_d)
+            key = cell_key(shape, d, rho, solver, n=args.n, timeout=args.timeout, reference=d <= args.reference_max_d,
+                           sampler=args.sampler)
             old = stored.get(key)
             if not args.rerun and reusable and old is not None and old["status"] == "ok" \
                     and old.get("commit") == args.commit:

@@ -2,7 +2,11 @@
 
 One entry point, :func:`reconstruct`, in front of interchangeable solvers:
 
-``"newton"`` (default)
+``"auto"`` (default)
+    Each block to the exact Newton path measured fastest for it (:mod:`.auto`):
+    ``"newton_pcg"`` on the CPU, ``"newton_xp"`` on a GPU for large blocks when
+    ``solver_options={"backend": "torch"}`` (or ``"cupy"``) is given.
+``"newton"`` (the reference)
     Damped Newton on the ``|S|`` free entries of the sparse precision with μ
     continuation and a final exact μ = 0 stage (:mod:`.newton`): the max-entropy
     completion to machine-level accuracy, warm-started across PACE-GGM rounds.
@@ -11,6 +15,9 @@ One entry point, :func:`reconstruct`, in front of interchangeable solvers:
     solved by conjugate gradients, preconditioned by an earlier Hessian
     factorisation (:mod:`.newton_pcg`): far fewer ``|S|³`` factorisations when
     one component holds most variables.
+``"newton_xp"``
+    The reference's iterations with the dense kernels on an array backend
+    (:mod:`.newton_xp`, :mod:`.backend`): NumPy, torch or CuPy, a GPU when there is one.
 ``"ipm"``
     IPM-Cholesky, the published reference (:mod:`.ipm`): first-order, it stalls at
     small μ; by default each PACE-GGM round continues from the previous round's
@@ -36,11 +43,13 @@ from functools import partial
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from paceggm.reconstruction.auto import solve_auto
 from paceggm.reconstruction.blocks import solve_block, unchanged
 from paceggm.reconstruction.components import pattern_components
 from paceggm.reconstruction.ipm import solve_ipm
 from paceggm.reconstruction.newton import NewtonState, solve_newton
 from paceggm.reconstruction.newton_pcg import solve_newton_pcg
+from paceggm.reconstruction.newton_xp import solve_newton_xp
 from paceggm.reconstruction.pgd import solve_pgd
 from paceggm.reconstruction.problem import Problem
 from paceggm.reconstruction.result import BlockSolution, Reconstruction
@@ -76,11 +85,13 @@ class SolverSpec:
 
 
 #: The solver PACE-GGM and :func:`reconstruct` use unless told otherwise.
-DEFAULT_SOLVER = "newton"
+DEFAULT_SOLVER = "auto"
 
 SOLVERS: dict[str, SolverSpec] = {
     "newton": SolverSpec(solve_newton, max_entropy=True, warm_start=True),
     "newton_pcg": SolverSpec(solve_newton_pcg, max_entropy=True, warm_start=True),
+    "newton_xp": SolverSpec(solve_newton_xp, max_entropy=True, warm_start=True),
+    "auto": SolverSpec(solve_auto, max_entropy=True, warm_start=True),
     "ipm": SolverSpec(solve_ipm, max_entropy=True, warm_start=True),
     "pgd0": SolverSpec(partial(solve_pgd, init_value=0.0), max_entropy=False),
     "pgd1": SolverSpec(partial(solve_pgd, init_value=1.0), max_entropy=False),

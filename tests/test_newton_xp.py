@@ -1,0 +1,98 @@
+"""The dense Newton solver on an array backend: the reference's iterations and answers, on any backend."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from paceggm import pace_ggm
+from paceggm.reconstruction import reconstruct
+from paceggm.reconstruction.backend import get_backend
+
+
+def _data(d: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(4000, 3)) @ rng.normal(size=(3, d)) + rng.normal(size=(4000, d))
+    return X / np.abs(X).max(axis=0)
+
+
+@pytest.mark.parametrize("d, rho, seed", [(12, 1.0, 0), (20, 10.0, 1)])
+def test_numpy_backend_fit_is_the_reference_fit(d, rho, seed):
+    X = _data(d, seed)
+    ref = pace_ggm(X, rho=rho, solver="newton", random_state=seed)
+    xp = pace_ggm(X, rho=rho, solver="newton_xp", solver_options={"backend": "numpy"}, random_state=seed)
+    assert [r.entry for r in xp.history] == [r.entry for r in ref.history]
+    assert [r.n_iter for r in xp.history] == [r.n_iter for r in ref.history]  # the same iterations
+    assert np.max(np.abs(xp.covariance - ref.covariance)) <= 1e-10 * np.max(np.abs(ref.covariance))
+    assert xp.mu == ref.mu
+
+
+def test_auto_sends_large_blocks_to_the_backend_and_agrees():
+    X = _data(16, 2)
+    cpu = pace_ggm(X, rho=10.0, random_state=2)  # the default: auto, CPU only
+    dev = pace_ggm(X, rho=10.0, solver_options={"backend": "numpy", "backend_min_d": 6}, random_state=2)
+    xp = pace_ggm(X, rho=10.0, solver="newton_xp", random_state=2)
+    assert cpu.solver == "auto"
+    assert [r.entry for r in dev.history] == [r.entry for r in cpu.history]
+    assert np.max(np.abs(dev.covariance - cpu.covariance)) <= 3.5e-9 * np.max(np.abs(cpu.covariance))
+    # blocks below backend_min_d take the CPU path: not every round is the pure backend's
+    assert [r.n_iter for r in dev.history] != [r.n_iter for r in xp.history]
+
+
+def test_non_completable_measurements_stop_at_mu_min_like_the_reference():
+    y = np.array([[1.0, 0.99, 0.0], [0.99, 1.0, 0.99], [0.0, 0.99, 1.0]])
+    y[0, 0] = 0.5  # |y_01| > sqrt(y_00 y_11): no positive-definite completion
+    lam = np.where(y != 0, 1.0, 0.0)
+    ref = reconstruct(y, lam, solver="newton")
+    xp = reconstruct(y, lam, solver="newton_xp")
+    assert xp.mu == ref.mu > 0
+    np.testing.assert_allclose(xp.covariance, ref.covariance, rtol=1e-7)
+
+
+def test_backend_names_are_checked():
+    with pytest.raises(ValueError, match="unknown backend"):
+        get_backend("gpu")
+    with pytest.raises(ValueError, match="no option"):
+        reconstruct(np.eye(2), np.eye(2), solver="newton", solver_options={"backend": "numpy"})
+
+
+def test_torch_cpu_backend_runs_the_same_code_path():
+    pytest.importorskip("torch")
+    X = _data(12, 0)
+    ref = pace_ggm(X, rho=1.0, solver="newton", random_state=0)
+    xp = pace_ggm(X, rho=1.0, solver="newton_xp", solver_options={"backend": "torch:cpu"}, random_state=0)
+    assert [r.entry for r in xp.history] == [r.entry for r in ref.history]
+    assert np.max(np.abs(xp.covariance - ref.covariance)) <= 3.5e-9 * np.max(np.abs(ref.covariance))
+
+
+def test_gpu_bench_tables_from_a_report():
+    from paceggm.bench.gpu_bench import markdown
+
+    report = {"machine": "m", "backend": "numpy", "backend_min_d": 400, "tolerance": 3.5e-9, "seconds": 1.0,
+              "agreement": [{"shape": "lowrank", "d": 10, "rho": 1.0, "rounds": 3, "same_selection": True,
+                             "difference": 1e-12, "agrees": True, "cpu_s": 0.1, "device_s": 0.2}],
+              "newton_step": [{"d_b": 50, "cpu_s": 1e-3, "device_s": 5e-4, "speedup": 2.0}],
+              "fits": [{"shape": "hard", "d": 80, "n": 100, "rho": 10.0, "cpu_rounds": 5, "cpu_s": 1.0,
+                        "cpu_finished": False, "gpu_rounds": 9, "gpu_s": 1.0, "gpu_finished": True,
+                        "common_rounds": 5, "cpu_s_common": 1.0, "gpu_s_common": 0.5, "speedup_common": 2.0}]}
+    md = markdown(report)
+    assert "| lowrank | 10 | 1 | 3 | True | 1.0e-12 | True |" in md
+    assert "| 50 | 1.00 | 0.50 | 2.0 |" in md and "| hard | 80 | 100 | 10 | 5 (False) |" in md
+
+
+def test_gpu_bench_fit_cells_and_sections_are_parsed_and_checked():
+    import argparse
+
+    from paceggm.bench.gpu_bench import _fit_cells, _sections, markdown
+
+    assert _fit_cells("lowrank:800:10:250,hard:1000:1:70") == [("lowrank", 800, 20000, 10.0, 250.0),
+                                                               ("hard", 1000, 9144, 1.0, 70.0)]
+    for bad in ("lowrank:800:10", "cube:10:1:5", "lowrank:800:0:5", "lowrank:x:1:5", ""):
+        with pytest.raises(argparse.ArgumentTypeError):
+            _fit_cells(bad)
+    assert _sections("fits") == ["fits"]
+    with pytest.raises(argparse.ArgumentTypeError):
+        _sections("fits,gpu")
+    # only the sections run are drawn; an unfinished run says so
+    md = markdown({"machine": "m", "backend": "numpy", "backend_min_d": 200, "tolerance": 3.5e-9, "fits": []})
+    assert "## Agreement" not in md and "## Whole fits" not in md and "(run not finished)" in md
