@@ -21,6 +21,7 @@ The estimators are scikit-learn estimators (``clone``, ``Pipeline``,
 
 from __future__ import annotations
 
+import sys
 import warnings
 from fractions import Fraction
 
@@ -39,6 +40,7 @@ from paceggm._validation import (
 )
 from paceggm.exceptions import BudgetExceededError, PrivacyBudgetWarning
 from paceggm.privacy import ZCDPLedger, approx_dp_to_zcdp, gaussian_mechanism, mean_sensitivity
+from paceggm.privacy.accountant import check_accountant
 from paceggm.privacy.ledger import _float_at_most
 
 
@@ -67,12 +69,8 @@ class PrivateEstimator(BaseEstimator):
 
     def _pay(self, rho: float) -> None:
         """Charge the accountant (or warn on a refit without one) before any mechanism runs."""
-        accountant = self.accountant
+        accountant = check_accountant(self.accountant)
         if accountant is not None:
-            if not isinstance(accountant, ZCDPLedger):
-                raise TypeError(
-                    f"accountant must be a paceggm.privacy.ZCDPAccountant or None, got {type(accountant).__name__}"
-                )
             accountant.charge(rho, f"{type(self).__name__}.fit")
         elif getattr(self, "_rho_spent_total", None) is not None:
             warnings.warn(
@@ -81,6 +79,22 @@ class PrivateEstimator(BaseEstimator):
                 "fits (and across clones) explicitly",
                 PrivacyBudgetWarning, stacklevel=3,
             )
+
+    def __sklearn_clone__(self):
+        # GridSearchCV, cross_val_score and the other model-selection tools clone the
+        # estimator once per fit, in the calling process: the one place that sees a search.
+        if self.accountant is None:
+            caller = _model_selection_caller()
+            if caller is not None:
+                warnings.warn(
+                    f"{type(self).__name__} is fitted by scikit-learn's {caller} without an accountant: every fold "
+                    "and candidate spends the estimator's budget again and nothing adds them up, and the scores "
+                    "and choice made from held-out data are not private. Pass accountant=ZCDPAccountant(total) "
+                    "(FileZCDPAccountant(path, total) with n_jobs > 1) to bound the total, or choose parameters "
+                    "privately with paceggm.PrivateGridSearch",
+                    PrivacyBudgetWarning, stacklevel=3,
+                )
+        return super().__sklearn_clone__()
 
     def _record_spent(self, charges, rho: float) -> None:
         """Set ``ledger_`` and the running total ``rho_spent_`` (exact sums, rounded down like the ledger)."""
@@ -254,6 +268,19 @@ class PrivateCovarianceEstimator(PrivateEstimator):
         if scaling:
             squared_norm /= error.shape[0]
         return squared_norm if squared else float(np.sqrt(squared_norm))
+
+
+def _model_selection_caller() -> str | None:
+    """The outermost scikit-learn model-selection call on the stack (``GridSearchCV.fit``, ``cross_val_score``…)."""
+    found = None
+    frame = sys._getframe(2)
+    while frame is not None:
+        code = frame.f_code
+        if frame.f_globals.get("__name__", "").startswith("sklearn.model_selection") and not code.co_name.startswith("<"):
+            owner = frame.f_locals.get("self")
+            found = code.co_name if owner is None else f"{type(owner).__name__}.{code.co_name}"
+        frame = frame.f_back
+    return found
 
 
 def _private_mean(X: np.ndarray, *, rho: float, bound: float, ledger: ZCDPLedger, rng: np.random.Generator):
