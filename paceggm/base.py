@@ -174,6 +174,7 @@ class PrivateCovarianceEstimator(PrivateEstimator):
             raise TypeError(f"assume_centered must be a bool, got {self.assume_centered!r}")
         mean_fraction = None if self.assume_centered else check_open_fraction(self.mean_fraction, "mean_fraction")
         rng = check_random_state(self.random_state)
+        self._check_scales(*X.shape, rho=rho, bound=float(self.bound) * (1.0 if self.assume_centered else 2.0))
         self._pay(rho)  # the last step before the first mechanism: bad input above spends nothing
         bound = float(self.bound)
         ledger = ZCDPLedger(rho)
@@ -194,6 +195,9 @@ class PrivateCovarianceEstimator(PrivateEstimator):
 
     def _check_params(self) -> None:
         """Validate the estimator's own parameters (before any budget is spent)."""
+
+    def _check_scales(self, n: int, d: int, *, rho: float, bound: float) -> None:
+        """Refuse budgets and bounds whose noise scales overflow (before any budget is spent)."""
 
     def _estimate(self, X, *, rho: float, bound: float, rng: np.random.Generator):
         raise NotImplementedError
