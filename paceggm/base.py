@@ -44,6 +44,10 @@ from paceggm.privacy.accountant import check_accountant
 from paceggm.privacy.ledger import _float_at_most
 
 
+# Eigenvalue floor of the scored covariance, relative to the largest eigenvalue (see ``score``).
+SCORE_FLOOR = 1e-6
+
+
 class PrivateEstimator(BaseEstimator):
     """Base class: the privacy budget, its accounting across fits, and input checks.
 
@@ -208,10 +212,16 @@ class PrivateCovarianceEstimator(PrivateEstimator):
         return self.precision_
 
     def score(self, X_test, y=None) -> float:
-        """Mean Gaussian log-likelihood of ``X_test`` under ``N(location_, covariance_)``.
+        """Mean Gaussian log-likelihood of ``X_test`` under ``N(location_, Σ₊)``: finite for every release.
 
-        As :meth:`sklearn.covariance.EmpiricalCovariance.score`; ``-inf`` when
-        the estimate is not positive definite (a noisy release may not be).
+        ``Σ₊`` is ``covariance_`` with its eigenvalues raised to at least
+        ``SCORE_FLOOR · λ_max`` (``λ_max`` its largest eigenvalue, or ``bound²``
+        if none is positive): the nearest positive definite matrix in that
+        sense. A positive definite release whose eigenvalues all lie above the
+        floor scores exactly as :meth:`sklearn.covariance.EmpiricalCovariance.score`;
+        an indefinite one (a noisy release may be) is penalised through the
+        directions it claims have almost no variance, instead of scoring
+        ``-inf`` — so model selection can rank it.
 
         Parameters
         ----------
@@ -224,12 +234,13 @@ class PrivateCovarianceEstimator(PrivateEstimator):
         float
         """
         X_test = self._check_new_data(X_test)
-        # No Gaussian density without a positive definite covariance (a pseudo-inverse
-        # with an even number of negative eigenvalues would still have det > 0).
-        if np.linalg.eigvalsh(self.covariance_).min() <= 0.0:
-            return -np.inf
+        w, V = np.linalg.eigh(self.covariance_)
+        top = w.max()
+        floor = SCORE_FLOOR * (top if top > 0.0 else float(self.bound) ** 2)
+        w = np.maximum(w, floor)
+        precision = (V / w) @ V.T
         test_cov = empirical_covariance(X_test - self.location_, assume_centered=True)
-        return float(log_likelihood(test_cov, self.precision_))
+        return float(log_likelihood(test_cov, precision))
 
     def mahalanobis(self, X) -> np.ndarray:
         """Squared Mahalanobis distances of the rows of ``X`` to ``location_`` under ``precision_``.
