@@ -116,6 +116,12 @@ bench-stopping: install
 audit: install
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.audit --out figures/tables
 
+# --- private choice of (alpha, beta) (PrivateGridSearch at a total rho) beside the recipe's non-private
+# best pairs (Tables 5, 6, figures/results/hyperparameters); needs the raw data ($PACEGGM_DATA_DIR).
+.PHONY: private-tuning
+private-tuning: install
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.private_tuning
+
 # --- packaging: build the wheel, install it into a fresh venv and run the demo outside the clone
 # (about a minute, needs the package index or pip's cache; also part of `make test`).
 package-check: install

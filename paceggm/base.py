@@ -43,7 +43,6 @@ from paceggm.privacy import ZCDPLedger, approx_dp_to_zcdp, gaussian_mechanism, m
 from paceggm.privacy.accountant import check_accountant
 from paceggm.privacy.ledger import _float_at_most
 
-
 # Eigenvalue floor of the scored covariance, relative to the largest eigenvalue (see ``score``).
 SCORE_FLOOR = 1e-6
 

@@ -152,7 +152,7 @@ class PrivateGridSearch(PrivateEstimator):
         else:
             raise ValueError(f"scoring must be 'frobenius' or a callable, got {self.scoring!r}")
         stage = (1.0 - f) * rho
-        each = stage / len(candidates)
+        each = _float_at_most(Fraction(stage) / len(candidates))  # m charges of it never exceed the stage
         fits = []
         for params in candidates:  # every candidate's own checks, before anything is paid
             est = clone(self.estimator).set_params(**params, rho=each, epsilon=None, delta=None, accountant=None)

@@ -1,4 +1,4 @@
-"""PrivateGridSearch: the whole search costs the stated ρ, the score's sensitivity holds, and it finds a clearly better setting."""
+"""PrivateGridSearch: the search costs the stated ρ, its score sensitivity holds, it finds a clearly better setting."""
 
 from fractions import Fraction
 
@@ -29,7 +29,7 @@ def test_search_spends_exactly_its_budget_and_charges_the_accountant_up_front():
     assert acc.spent == 0.75 and [c.purpose for c in acc.charges] == ["PrivateGridSearch.fit"]
     total = sum((Fraction(c.rho) for c in search.ledger_), Fraction(0))
     assert total <= Fraction(0.75) and float(Fraction(0.75) - total) < 1e-15
-    assert search.candidate_rho_ == 0.75 * 0.5 / 4
+    assert search.candidate_rho_ == 0.75 * 0.5 / 4  # exact here; rounded down in general
     assert search.best_estimator_.rho_spent_ <= 0.75 * 0.5 and search.best_params_ in search.candidates_
     # nothing scored on the hold-out part is kept
     assert not [k for k in vars(search) if "score" in k and k.endswith("_")]
