@@ -6,9 +6,12 @@ The estimators are scikit-learn estimators (``clone``, ``Pipeline``,
 
 * a budget is ``rho`` (ρ-zCDP) or ``epsilon`` and ``delta`` ((ε, δ)-DP,
   converted exactly by :func:`paceggm.privacy.approx_dp_to_zcdp`);
-* an optional ``accountant`` (:class:`paceggm.privacy.ZCDPAccountant`) shared
-  by several fits is charged before the data are touched, and refuses a fit it
-  cannot pay for;
+* an optional ``accountant`` (:class:`paceggm.privacy.ZCDPAccountant`, or
+  :class:`paceggm.privacy.FileZCDPAccountant` across processes) shared by
+  several fits is charged before the data are touched, and refuses a fit it
+  cannot pay for — or one run on a copy of it that cannot reach the budget;
+* scikit-learn model selection fitting an estimator without an accountant
+  warns (:class:`PrivacyBudgetWarning`);
 * refitting without an accountant warns (:class:`PrivacyBudgetWarning`) and
   ``rho_spent_`` keeps the total over every fit of the object, so it never
   under-reports;

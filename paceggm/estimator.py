@@ -400,8 +400,9 @@ class PACEGGM(PrivateCovarianceEstimator):
         guarantee implies it by the exact conversion of Canonne, Kamath &
         Steinke (:func:`paceggm.privacy.approx_dp_to_zcdp`; ``ε(ρ) <= ε``
         holds in exact arithmetic).
-    accountant : ZCDPAccountant or None, default=None
-        A budget shared with other fits (:class:`paceggm.privacy.ZCDPAccountant`):
+    accountant : ZCDPAccountant, FileZCDPAccountant or None, default=None
+        A budget shared with other fits (:class:`paceggm.privacy.ZCDPAccountant`
+        in one process, :class:`~paceggm.privacy.FileZCDPAccountant` across processes):
         charged before the data are touched; a fit it cannot pay for raises
         :class:`~paceggm.exceptions.BudgetExceededError` and spends nothing.
         Without one, a second ``fit`` of the same object warns

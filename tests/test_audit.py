@@ -23,10 +23,10 @@ from paceggm.bench.audit import __main__ as cli
 from paceggm.bench.audit import cases as cases_module
 
 # Draws per data set in the small audit: seconds, not minutes (a PACE-GGM fit costs ~1-3 ms). The
-# round-loop mutants are caught with room at 800 draws; the baselines whose correct release uses
+# round-loop mutants are caught with room at 800 draws (the selection's at 1500); the baselines whose correct release uses
 # half its claim (SSP, GaussCov: a sqrt(2)-conservative sensitivity at d = 2) need more.
 SMALL = {"pace_ggm": 1000, "baseline_ssp_noise_sigma_half": 12_000, "baseline_gausscov_noise_sigma_half": 8000}
-SMALL.update({c.name: 800 for c in CASES if c.name.startswith("pace_ggm_")})
+SMALL.update({c.name: 1500 if "select" in c.name else 800 for c in CASES if c.name.startswith("pace_ggm_")})
 SMALL_DEFAULT = 3000
 
 
