@@ -257,3 +257,17 @@ def test_model_selection_without_an_accountant_warns():
         warnings.simplefilter("error", PrivacyBudgetWarning)
         clone(SSP(rho=RHO))
         cross_val_score(SSP(rho=RHO, accountant=ZCDPAccountant(1.0), random_state=0), _X(), cv=2)
+
+
+@pytest.mark.slow
+def test_dask_worker_processes_refuse_or_charge_the_file_accountant(tmp_path):
+    distributed = pytest.importorskip("dask.distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            distributed.Client(cluster), joblib.parallel_backend("dask"):
+        a = ZCDPAccountant(1.0)
+        with pytest.raises(ValueError, match="All the 3 fits failed") as err:
+            cross_val_score(SSP(rho=RHO, accountant=a, random_state=0), _X(), cv=3)
+        assert "AccountantUnavailableError" in str(err.value) and a.spent == 0.0
+        f = FileZCDPAccountant(tmp_path / "b.jsonl", budget=1.0)
+        cross_val_score(SSP(rho=RHO, accountant=f, random_state=0), _X(), cv=3)
+        assert f.spent == 3 * RHO
