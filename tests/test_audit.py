@@ -186,3 +186,14 @@ def test_cli_writes_tables_and_fails_on_a_violation(tmp_path, monkeypatch):
     assert "VIOLATION" in (out / "audit.md").read_text()
     with pytest.raises(SystemExit):
         cli.main(["--cases", "nonsense"])
+
+
+def test_cli_fails_when_the_library_itself_is_mutated(tmp_path, monkeypatch):
+    # The mutation made in paceggm/estimator.py itself (not a broken control): the correct case
+    # that concentrates the budget on the measurement now shows a loss above the claim.
+    import paceggm.estimator
+
+    halved = cases_module._halve_sensitivity(paceggm.estimator.gaussian_mechanism)
+    monkeypatch.setattr(paceggm.estimator, "gaussian_mechanism", halved)
+    assert cli.main(["--draws", "800", "--cases", "pace_ggm_measure", "--out", str(tmp_path)]) == 1
+    assert "VIOLATION" in (tmp_path / "audit.md").read_text()
