@@ -111,10 +111,17 @@ bench-stopping: install
 
 # --- privacy audit: confidence lower bounds on the privacy loss of the mechanisms on worst-case
 # neighbouring data sets, with broken controls it must catch -> figures/tables/audit.{md,tex}
-# (about 3 min on one core; a small version runs in `make test`). Fails if a bound exceeds a claim.
+# (about 3 min on one core before the round-loop and baseline controls, which need about as many fits
+# again; a small version runs in `make test`). Fails if a bound exceeds a claim or a broken control is missed.
 .PHONY: audit package-check
 audit: install
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.audit --out figures/tables
+
+# --- private choice of (alpha, beta) (PrivateGridSearch at a total rho) beside the recipe's non-private
+# best pairs (Tables 5, 6, figures/results/hyperparameters); needs the raw data ($PACEGGM_DATA_DIR).
+.PHONY: private-tuning
+private-tuning: install
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.private_tuning
 
 # --- packaging: build the wheel, install it into a fresh venv and run the demo outside the clone
 # (about a minute, needs the package index or pip's cache; also part of `make test`).

@@ -54,7 +54,7 @@ class CovarianceBaseline(PrivateCovarianceEstimator):
         zCDP budget, > 0 (replace-one neighbours); or give ``epsilon`` and ``delta``.
     epsilon, delta : float or None
         An (ε, δ)-DP budget instead (converted exactly, see :class:`paceggm.PACEGGM`).
-    accountant : ZCDPAccountant or None
+    accountant : ZCDPAccountant, FileZCDPAccountant or None
         A budget shared across fits, charged before the data are touched.
     bound : float
         Declared coordinate bound ``B``: every ``|x_ij| ≤ B``.

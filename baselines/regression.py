@@ -178,7 +178,7 @@ class AdaSSP(_PrivateLinearRegression):
     rho : float or None
         zCDP budget; or give ``epsilon`` and ``delta`` (converted exactly).
     epsilon, delta : float or None
-    accountant : ZCDPAccountant or None
+    accountant : ZCDPAccountant, FileZCDPAccountant or None
         A budget shared across fits, charged before the data are touched.
     bound : float
         ``B``: every ``|x_j| ≤ B`` and ``|y| ≤ B``.
@@ -266,7 +266,7 @@ class PACEGGMRegression(_PrivateLinearRegression):
     ----------
     rho : float or None
     epsilon, delta : float or None
-    accountant : ZCDPAccountant or None
+    accountant : ZCDPAccountant, FileZCDPAccountant or None
         As in :class:`AdaSSP`.
     bound : float
         ``B`` for every column of ``[X, y]``.

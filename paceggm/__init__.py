@@ -3,6 +3,7 @@
 The public API:
 
 * :class:`PACEGGM` and :func:`pace_ggm` — the estimator (README, *Algorithm*);
+* :class:`PrivateGridSearch` — private choice of an estimator's parameters at a stated total budget (README, *Budgets*);
 * :func:`reconstruct` — maximum-entropy reconstruction from noisy entries (README, *Reconstruction and its solvers*);
 * :mod:`paceggm.privacy` — mechanisms, sensitivities, the zCDP ledger, the shared
   accountant and the (ε, δ) conversions (README, *Privacy model*);
@@ -18,6 +19,7 @@ from paceggm.estimator import PACEGGM, PACEGGMResult, RoundRecord, pace_ggm
 from paceggm.measurement import MeasuredEntries, Measurement
 from paceggm.metrics import frobenius_error, mahalanobis_error
 from paceggm.reconstruction import SOLVERS, Reconstruction, reconstruct
+from paceggm.selection import PrivateGridSearch
 
 __version__ = "0.1.0"
 
@@ -29,6 +31,7 @@ __all__ = [
     "Measurement",
     "PrivateCovarianceEstimator",
     "PrivateEstimator",
+    "PrivateGridSearch",
     "Reconstruction",
     "RoundRecord",
     "frobenius_error",

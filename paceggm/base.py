@@ -6,9 +6,12 @@ The estimators are scikit-learn estimators (``clone``, ``Pipeline``,
 
 * a budget is ``rho`` (ρ-zCDP) or ``epsilon`` and ``delta`` ((ε, δ)-DP,
   converted exactly by :func:`paceggm.privacy.approx_dp_to_zcdp`);
-* an optional ``accountant`` (:class:`paceggm.privacy.ZCDPAccountant`) shared
-  by several fits is charged before the data are touched, and refuses a fit it
-  cannot pay for;
+* an optional ``accountant`` (:class:`paceggm.privacy.ZCDPAccountant`, or
+  :class:`paceggm.privacy.FileZCDPAccountant` across processes) shared by
+  several fits is charged before the data are touched, and refuses a fit it
+  cannot pay for — or one run on a copy of it that cannot reach the budget;
+* scikit-learn model selection fitting an estimator without an accountant
+  warns (:class:`PrivacyBudgetWarning`);
 * refitting without an accountant warns (:class:`PrivacyBudgetWarning`) and
   ``rho_spent_`` keeps the total over every fit of the object, so it never
   under-reports;
@@ -21,6 +24,7 @@ The estimators are scikit-learn estimators (``clone``, ``Pipeline``,
 
 from __future__ import annotations
 
+import sys
 import warnings
 from fractions import Fraction
 
@@ -39,7 +43,11 @@ from paceggm._validation import (
 )
 from paceggm.exceptions import BudgetExceededError, PrivacyBudgetWarning
 from paceggm.privacy import ZCDPLedger, approx_dp_to_zcdp, gaussian_mechanism, mean_sensitivity
+from paceggm.privacy.accountant import check_accountant
 from paceggm.privacy.ledger import _float_at_most
+
+# Eigenvalue floor of the scored covariance, relative to the largest eigenvalue (see ``score``).
+SCORE_FLOOR = 1e-6
 
 
 class PrivateEstimator(BaseEstimator):
@@ -67,12 +75,8 @@ class PrivateEstimator(BaseEstimator):
 
     def _pay(self, rho: float) -> None:
         """Charge the accountant (or warn on a refit without one) before any mechanism runs."""
-        accountant = self.accountant
+        accountant = check_accountant(self.accountant)
         if accountant is not None:
-            if not isinstance(accountant, ZCDPLedger):
-                raise TypeError(
-                    f"accountant must be a paceggm.privacy.ZCDPAccountant or None, got {type(accountant).__name__}"
-                )
             accountant.charge(rho, f"{type(self).__name__}.fit")
         elif getattr(self, "_rho_spent_total", None) is not None:
             warnings.warn(
@@ -81,6 +85,22 @@ class PrivateEstimator(BaseEstimator):
                 "fits (and across clones) explicitly",
                 PrivacyBudgetWarning, stacklevel=3,
             )
+
+    def __sklearn_clone__(self):
+        # GridSearchCV, cross_val_score and the other model-selection tools clone the
+        # estimator once per fit, in the calling process: the one place that sees a search.
+        if self.accountant is None:
+            caller = _model_selection_caller()
+            if caller is not None:
+                warnings.warn(
+                    f"{type(self).__name__} is fitted by scikit-learn's {caller} without an accountant: every fold "
+                    "and candidate spends the estimator's budget again and nothing adds them up, and the scores "
+                    "and choice made from held-out data are not private. Pass accountant=ZCDPAccountant(total) "
+                    "(FileZCDPAccountant(path, total) with n_jobs > 1) to bound the total, or choose parameters "
+                    "privately with paceggm.PrivateGridSearch",
+                    PrivacyBudgetWarning, stacklevel=3,
+                )
+        return super().__sklearn_clone__()
 
     def _record_spent(self, charges, rho: float) -> None:
         """Set ``ledger_`` and the running total ``rho_spent_`` (exact sums, rounded down like the ledger)."""
@@ -160,6 +180,7 @@ class PrivateCovarianceEstimator(PrivateEstimator):
             raise TypeError(f"assume_centered must be a bool, got {self.assume_centered!r}")
         mean_fraction = None if self.assume_centered else check_open_fraction(self.mean_fraction, "mean_fraction")
         rng = check_random_state(self.random_state)
+        self._check_scales(*X.shape, rho=rho, bound=float(self.bound) * (1.0 if self.assume_centered else 2.0))
         self._pay(rho)  # the last step before the first mechanism: bad input above spends nothing
         bound = float(self.bound)
         ledger = ZCDPLedger(rho)
@@ -181,6 +202,9 @@ class PrivateCovarianceEstimator(PrivateEstimator):
     def _check_params(self) -> None:
         """Validate the estimator's own parameters (before any budget is spent)."""
 
+    def _check_scales(self, n: int, d: int, *, rho: float, bound: float) -> None:
+        """Refuse budgets and bounds whose noise scales overflow (before any budget is spent)."""
+
     def _estimate(self, X, *, rho: float, bound: float, rng: np.random.Generator):
         raise NotImplementedError
 
@@ -190,10 +214,16 @@ class PrivateCovarianceEstimator(PrivateEstimator):
         return self.precision_
 
     def score(self, X_test, y=None) -> float:
-        """Mean Gaussian log-likelihood of ``X_test`` under ``N(location_, covariance_)``.
+        """Mean Gaussian log-likelihood of ``X_test`` under ``N(location_, Σ₊)``: finite for every release.
 
-        As :meth:`sklearn.covariance.EmpiricalCovariance.score`; ``-inf`` when
-        the estimate is not positive definite (a noisy release may not be).
+        ``Σ₊`` is ``covariance_`` with its eigenvalues raised to at least
+        ``SCORE_FLOOR · λ_max`` (``λ_max`` its largest eigenvalue, or ``bound²``
+        if none is positive): the nearest positive definite matrix in that
+        sense. A positive definite release whose eigenvalues all lie above the
+        floor scores exactly as :meth:`sklearn.covariance.EmpiricalCovariance.score`;
+        an indefinite one (a noisy release may be) is penalised through the
+        directions it claims have almost no variance, instead of scoring
+        ``-inf`` — so model selection can rank it.
 
         Parameters
         ----------
@@ -206,12 +236,13 @@ class PrivateCovarianceEstimator(PrivateEstimator):
         float
         """
         X_test = self._check_new_data(X_test)
-        # No Gaussian density without a positive definite covariance (a pseudo-inverse
-        # with an even number of negative eigenvalues would still have det > 0).
-        if np.linalg.eigvalsh(self.covariance_).min() <= 0.0:
-            return -np.inf
+        w, V = np.linalg.eigh(self.covariance_)
+        top = w.max()
+        floor = SCORE_FLOOR * (top if top > 0.0 else float(self.bound) ** 2)
+        w = np.maximum(w, floor)
+        precision = (V / w) @ V.T
         test_cov = empirical_covariance(X_test - self.location_, assume_centered=True)
-        return float(log_likelihood(test_cov, self.precision_))
+        return float(log_likelihood(test_cov, precision))
 
     def mahalanobis(self, X) -> np.ndarray:
         """Squared Mahalanobis distances of the rows of ``X`` to ``location_`` under ``precision_``.
@@ -254,6 +285,19 @@ class PrivateCovarianceEstimator(PrivateEstimator):
         if scaling:
             squared_norm /= error.shape[0]
         return squared_norm if squared else float(np.sqrt(squared_norm))
+
+
+def _model_selection_caller() -> str | None:
+    """The outermost scikit-learn model-selection call on the stack (``GridSearchCV.fit``, ``cross_val_score``…)."""
+    found = None
+    frame = sys._getframe(2)
+    while frame is not None:
+        code = frame.f_code
+        if frame.f_globals.get("__name__", "").startswith("sklearn.model_selection") and not code.co_name.startswith("<"):
+            owner = frame.f_locals.get("self")
+            found = code.co_name if owner is None else f"{type(owner).__name__}.{code.co_name}"
+        frame = frame.f_back
+    return found
 
 
 def _private_mean(X: np.ndarray, *, rho: float, bound: float, ledger: ZCDPLedger, rng: np.random.Generator):

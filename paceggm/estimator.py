@@ -281,12 +281,35 @@ def pace_ggm(
     )
     X = check_data(X)
     check_bound(bound, d=X.shape[1])
+    _check_noise_scales(*X.shape, rho=rho, bound=float(bound), alpha=alpha, beta=beta, max_rounds=max_rounds)
     X = enforce_bound(X, float(bound), bound_check)
     return _fit_checked(
         X, rho=rho, bound=float(bound), alpha=alpha, beta=beta, max_rounds=max_rounds, solver=solver,
         use_components=use_components, solver_options=solver_options, rng=check_random_state(random_state),
         sampler=sampler,
     )
+
+
+# Every measurement's budget lies between ρ (all of it) and the smallest share the schedule gives
+# one; the last round's may be smaller than a round's by this factor at most in practice, and the
+# check keeps that much room so that a fit it lets through never meets an infinite precision.
+_SCALE_ROOM = 1e12
+
+
+def _check_noise_scales(n: int, d: int, *, rho: float, bound: float, alpha, beta, max_rounds) -> None:
+    """Refuse (before any budget is spent) budgets whose noise precisions 1/σ² a double cannot hold."""
+    delta = entry_sensitivity(n=n, bound=bound)
+    T = max_rounds if max_rounds is not None else max(1, d * (d - 1))
+    smallest = rho * min(float(alpha) / d, (1.0 - float(alpha)) * min(float(beta), 1.0 - float(beta)) / T)
+    with np.errstate(over="ignore", divide="ignore", under="ignore"):
+        sigmas = np.array([delta / math.sqrt(2.0 * rho), delta / math.sqrt(2.0 * max(smallest, 1e-320))])
+        precisions = np.array([_SCALE_ROOM, 1.0 / _SCALE_ROOM]) / sigmas**2
+    if not (np.all(np.isfinite(precisions)) and np.all(precisions > 0.0) and np.all(np.isfinite(sigmas**2))):
+        raise ValueError(
+            f"rho={rho!r} with bound={bound!r} and n={n} gives noise scales a double cannot hold (entry "
+            f"sensitivity {delta:.3g}; σ from {sigmas[0]:.3g} to {sigmas[1]:.3g}): rescale the data to a bound "
+            "near 1, or give a less extreme budget"
+        )
 
 
 def _fit_checked(X: np.ndarray, *, rho: float, bound: float, alpha, beta, max_rounds, solver, use_components,
@@ -419,10 +442,12 @@ class PACEGGM(PrivateCovarianceEstimator):
         Total zCDP budget of one fit. Give either ``rho`` or ``epsilon`` and ``delta``.
     epsilon, delta : float or None, default=None
         An (ε, δ)-DP budget instead, converted to the largest ρ whose
-        guarantee implies it (:func:`paceggm.privacy.approx_dp_to_zcdp`:
-        ``ε = ρ + 2 sqrt(ρ ln(1/δ))``, inverted exactly).
-    accountant : ZCDPAccountant or None, default=None
-        A budget shared with other fits (:class:`paceggm.privacy.ZCDPAccountant`):
+        guarantee implies it by the exact conversion of Canonne, Kamath &
+        Steinke (:func:`paceggm.privacy.approx_dp_to_zcdp`; ``ε(ρ) <= ε``
+        holds in exact arithmetic).
+    accountant : ZCDPAccountant, FileZCDPAccountant or None, default=None
+        A budget shared with other fits (:class:`paceggm.privacy.ZCDPAccountant`
+        in one process, :class:`~paceggm.privacy.FileZCDPAccountant` across processes):
         charged before the data are touched; a fit it cannot pay for raises
         :class:`~paceggm.exceptions.BudgetExceededError` and spends nothing.
         Without one, a second ``fit`` of the same object warns
@@ -491,7 +516,7 @@ class PACEGGM(PrivateCovarianceEstimator):
 
     >>> est = PACEGGM(epsilon=1.0, delta=1e-6, random_state=0).fit(X)
     >>> round(est.rho_spent_, 6)
-    0.017469
+    0.024356
     """
 
     def __init__(
@@ -537,6 +562,9 @@ class PACEGGM(PrivateCovarianceEstimator):
             solver=self.solver, use_components=self.use_components, solver_options=self.solver_options,
             sampler=self.sampler,
         )
+
+    def _check_scales(self, n: int, d: int, *, rho: float, bound: float) -> None:
+        _check_noise_scales(n, d, rho=rho, bound=bound, alpha=self.alpha, beta=self.beta, max_rounds=self.max_rounds)
 
     def _estimate(self, X, *, rho, bound, rng):
         res = _fit_checked(

@@ -8,11 +8,26 @@ from __future__ import annotations
 
 from sklearn.exceptions import ConvergenceWarning
 
-__all__ = ["BudgetExceededError", "ConvergenceWarning", "PrivacyBudgetWarning", "PrivacyLeakWarning"]
+__all__ = [
+    "AccountantUnavailableError", "BudgetExceededError", "ConvergenceWarning", "PrivacyBudgetWarning",
+    "PrivacyLeakWarning",
+]
 
 
 class BudgetExceededError(RuntimeError):
     """A charge would take the total spent above the budget; nothing was spent."""
+
+
+class AccountantUnavailableError(RuntimeError):
+    """The accountant cannot be charged here without starting a fresh budget; nothing was spent.
+
+    Raised when a fit would charge a :class:`~paceggm.privacy.ZCDPAccountant`
+    from a copy of it made by pickling (a joblib/loky or dask worker, a saved
+    estimator loaded elsewhere) or from a forked process: the copy's budget is
+    not the original's. Run the fits in the accountant's process (``n_jobs=1``
+    or joblib's threading backend), or share one budget between processes with
+    :class:`~paceggm.privacy.FileZCDPAccountant`.
+    """
 
 
 class PrivacyLeakWarning(UserWarning):

@@ -22,8 +22,11 @@ from paceggm.bench.audit import (
 from paceggm.bench.audit import __main__ as cli
 from paceggm.bench.audit import cases as cases_module
 
-# Draws per data set in the small audit: seconds, not minutes (a PACE-GGM fit costs ~1-3 ms).
-SMALL = {"pace_ggm": 1000}
+# Draws per data set in the small audit: seconds, not minutes (a PACE-GGM fit costs ~1-3 ms). The
+# round-loop mutants are caught with room at 800 draws (the selection's at 1500); the baselines whose correct release uses
+# half its claim (SSP, GaussCov: a sqrt(2)-conservative sensitivity at d = 2) need more.
+SMALL = {"pace_ggm": 1000, "baseline_ssp_noise_sigma_half": 12_000, "baseline_gausscov_noise_sigma_half": 8000}
+SMALL.update({c.name: 1500 if "select" in c.name else 800 for c in CASES if c.name.startswith("pace_ggm_")})
 SMALL_DEFAULT = 3000
 
 
@@ -110,6 +113,26 @@ def test_draws_are_seeded_per_draw():
     assert not np.array_equal(draw(case, 0, 10), draw(case, 1, 10))
 
 
+def test_mutations_are_undone_and_change_only_their_call_site():
+    from paceggm import pace_ggm
+
+    X = cases_module._measure_inputs()[0]
+    before = pace_ggm(X, random_state=0, **cases_module._MEASURE_KW).measurements
+    mutant = cases_module._mutant(cases_module._released_offdiagonal, "measure_sensitivity_half")
+    mutant(X, np.random.default_rng(0))
+    after = pace_ggm(X, random_state=0, **cases_module._MEASURE_KW).measurements
+    assert [m.sigma for m in before] == [m.sigma for m in after]
+    with cases_module._mutated(*cases_module.MUTATIONS["measure_sensitivity_half"]):
+        halved = pace_ggm(X, random_state=0, **cases_module._MEASURE_KW).measurements
+    assert [m.sigma for m in halved] == [m.sigma / 2 for m in before]
+
+
+def test_bootstrap_power_is_a_share():
+    case = next(c for c in CASES if c.name == "gaussian_half_noise")
+    row = audit_case(case, 1500)
+    assert 0.5 < row.power <= 1.0
+
+
 def test_neighbours_differ_in_exactly_one_record():
     for case in CASES:
         D, D_prime = case.inputs
@@ -129,10 +152,16 @@ def test_small_audit_finds_no_violation_and_catches_every_broken_control(small_a
     for row in small_audit:
         assert row.ok, (row.case.name, row.bound)
     broken = [r for r in small_audit if r.case.broken]
-    assert {r.case.name for r in broken} >= {"gaussian_half_noise"}
+    # every factor-2 mutation of the round loop's calibrations, and of the audited baselines' noise
+    assert {r.case.name for r in broken} >= {
+        "gaussian_half_noise", "pace_ggm_measure_sensitivity_half", "pace_ggm_noise_sigma_half",
+        "pace_ggm_select_sensitivity_half", "pace_ggm_select_epsilon_double", "baseline_ssp_noise_sigma_half",
+        "baseline_ssptight_noise_sigma_half", "baseline_gausscov_noise_sigma_half"}
     assert all(r.verdict == "caught" for r in broken)
     correct = [r for r in small_audit if not r.case.broken]
-    assert {r.case.name for r in correct} == {"gaussian", "exponential", "pace_ggm", "adaptivecov_threshold"}
+    assert {r.case.name for r in correct} == {"gaussian", "exponential", "pace_ggm", "adaptivecov_threshold",
+                                              "pace_ggm_measure", "pace_ggm_select", "baseline_ssp",
+                                              "baseline_ssptight", "baseline_gausscov"}
     assert all(r.bound.rho <= r.case.rho for r in correct)
     # the tests have power: each correct mechanism is told apart from its neighbour
     assert all(r.bound.rho > 0 for r in correct)
@@ -157,3 +186,14 @@ def test_cli_writes_tables_and_fails_on_a_violation(tmp_path, monkeypatch):
     assert "VIOLATION" in (out / "audit.md").read_text()
     with pytest.raises(SystemExit):
         cli.main(["--cases", "nonsense"])
+
+
+def test_cli_fails_when_the_library_itself_is_mutated(tmp_path, monkeypatch):
+    # The mutation made in paceggm/estimator.py itself (not a broken control): the correct case
+    # that concentrates the budget on the measurement now shows a loss above the claim.
+    import paceggm.estimator
+
+    halved = cases_module._halve_sensitivity(paceggm.estimator.gaussian_mechanism)
+    monkeypatch.setattr(paceggm.estimator, "gaussian_mechanism", halved)
+    assert cli.main(["--draws", "800", "--cases", "pace_ggm_measure", "--out", str(tmp_path)]) == 1
+    assert "VIOLATION" in (tmp_path / "audit.md").read_text()

@@ -140,24 +140,25 @@ def test_l2_sensitivities_bound_random_replacements():
     assert worst_full <= full_sensitivity(n=n, d=d, bound=C, norm="l2") + 1e-12
 
 
-def test_zcdp_conversion_standard_formula_and_cks_is_tighter():
+def test_zcdp_conversion_standard_formula_and_the_exact_one_is_tighter():
     rho, delta = 0.5, 1e-6
-    std = zcdp_to_approx_dp(rho, delta)
+    std = zcdp_to_approx_dp(rho, delta, method="standard")
     assert math.isclose(std, rho + 2 * math.sqrt(rho * math.log(1 / delta)))
+    assert std >= rho + 2 * math.sqrt(rho * math.log(1 / delta))  # rounded up
     for r in (1e-4, 1e-2, 1.0, 10.0):
         for dl in (1e-9, 1e-5, 0.1):
-            cks = zcdp_to_approx_dp(r, dl, method="cks")
-            assert 0 <= cks <= zcdp_to_approx_dp(r, dl)
+            cks = zcdp_to_approx_dp(r, dl, method="exact")
+            assert 0 <= cks <= zcdp_to_approx_dp(r, dl, method="standard")
     # Smaller δ costs more ε; more ρ costs more ε.
-    assert zcdp_to_approx_dp(1.0, 1e-9, method="cks") > zcdp_to_approx_dp(1.0, 1e-3, method="cks")
-    assert zcdp_to_approx_dp(2.0, 1e-6, method="cks") > zcdp_to_approx_dp(1.0, 1e-6, method="cks")
+    assert zcdp_to_approx_dp(1.0, 1e-9, method="exact") > zcdp_to_approx_dp(1.0, 1e-3, method="exact")
+    assert zcdp_to_approx_dp(2.0, 1e-6, method="exact") > zcdp_to_approx_dp(1.0, 1e-6, method="exact")
 
 
-def test_cks_conversion_matches_direct_grid_minimum():
+def test_exact_conversion_matches_direct_grid_minimum():
     rho, delta = 0.1, 1e-5
     a = np.linspace(1.0001, 500, 2_000_000)
     grid = a * rho + (math.log(1 / delta) + (a - 1) * np.log1p(-1 / a) - np.log(a)) / (a - 1)
-    assert math.isclose(zcdp_to_approx_dp(rho, delta, method="cks"), grid.min(), rel_tol=1e-6)
+    assert math.isclose(zcdp_to_approx_dp(rho, delta, method="exact"), grid.min(), rel_tol=1e-6)
 
 
 @pytest.mark.parametrize("delta", [0.0, 1.0, -0.1])

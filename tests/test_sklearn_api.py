@@ -61,6 +61,7 @@ def test_clone_keeps_parameters_and_drops_fitted_state(cls):
     assert not hasattr(copy, "rho_spent_")
 
 
+@pytest.mark.filterwarnings("ignore::paceggm.exceptions.PrivacyBudgetWarning")  # non-private search, on purpose
 @pytest.mark.parametrize("cls", COVARIANCE, ids=lambda c: c.__name__)
 def test_covariance_estimators_in_a_pipeline_and_grid_search(cls):
     X = _X(n=600)
@@ -73,6 +74,7 @@ def test_covariance_estimators_in_a_pipeline_and_grid_search(cls):
     assert len(cross_val_score(cls(rho=1e6, random_state=0), X, cv=3)) == 3
 
 
+@pytest.mark.filterwarnings("ignore::paceggm.exceptions.PrivacyBudgetWarning")  # non-private search, on purpose
 @pytest.mark.parametrize("cls", REGRESSION, ids=lambda c: c.__name__)
 def test_regressors_in_a_pipeline_and_grid_search(cls):
     X = _X(n=2000) * 0.5
@@ -111,8 +113,14 @@ def test_empirical_covariance_surface_matches_scikit_learn_in_the_non_private_li
         est.mahalanobis(Y[:, :2])
 
 
-def test_score_is_minus_infinity_for_an_indefinite_release():
+@pytest.mark.filterwarnings("ignore::paceggm.exceptions.PrivacyBudgetWarning")  # non-private search, on purpose
+def test_score_is_finite_for_an_indefinite_release_and_ranks_it_below_a_good_one():
     X = _X(n=50, d=6) * 0.1
-    est = SSP(rho=1e-3, random_state=0).fit(X)  # noise dominates: indefinite
-    assert np.linalg.eigvalsh(est.covariance_).min() < 0
-    assert est.score(X) == -np.inf
+    noisy = SSP(rho=1e-3, random_state=0).fit(X)  # noise dominates: indefinite
+    assert np.linalg.eigvalsh(noisy.covariance_).min() < 0
+    assert np.isfinite(noisy.score(X))
+    good = SSP(rho=1e6, random_state=0).fit(X)
+    assert good.score(X) > noisy.score(X)
+    # GridSearchCV can now tell the settings apart instead of taking the first of equal -inf scores
+    search = GridSearchCV(SSP(rho=1e-3, random_state=0), {"rho": [1e-3, 1e6]}, cv=2).fit(X)
+    assert search.best_params_["rho"] == 1e6

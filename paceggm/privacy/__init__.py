@@ -4,7 +4,8 @@ Everything that touches privacy in the project goes through this package, so
 that the baselines and the harness share one audited implementation.
 """
 
-from paceggm.privacy.accountant import ZCDPAccountant
+from paceggm.exceptions import AccountantUnavailableError
+from paceggm.privacy.accountant import FileZCDPAccountant, ZCDPAccountant
 from paceggm.privacy.accounting import approx_dp_to_zcdp, zcdp_to_approx_dp
 from paceggm.privacy.ledger import BudgetExceededError, Charge, ZCDPLedger
 from paceggm.privacy.mechanisms import (
@@ -28,8 +29,10 @@ from paceggm.privacy.sensitivity import (
 )
 
 __all__ = [
+    "AccountantUnavailableError",
     "BudgetExceededError",
     "Charge",
+    "FileZCDPAccountant",
     "ZCDPAccountant",
     "ZCDPLedger",
     "approx_dp_to_zcdp",

@@ -12,13 +12,16 @@ them is not worth its table.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+import paceggm.estimator as _estimator
+import paceggm.privacy.mechanisms as _mechanisms
 from paceggm import pace_ggm
-from paceggm.baselines import AdaptiveCov
+from paceggm.baselines import SSP, AdaptiveCov, GaussCov, SSPTight
 from paceggm.privacy import (
     entry_sensitivity,
     exponential_mechanism,
@@ -166,8 +169,115 @@ def _adaptive_inputs():
     return D, D_prime
 
 
+# --- the round loop: mutants of its sensitivities and noise scales ------------------------------
+#
+# A whole fit at the default (α, β) spreads its budget over many releases, and one statistic of
+# one release sees only a share of it: a factor 2 in one calibration can stay below the claim.
+# Each configuration below puts almost all of ρ on the release a mutant touches, on neighbours
+# that move that release as far as its sensitivity allows, so a factor 2 in its calibration (a
+# factor 4 in its ρ) shows up as a loss above the whole fit's claim.
+
+@contextlib.contextmanager
+def _mutated(module, name: str, replacement):
+    """``module.name`` replaced for the duration: the call site sees the mutant, nothing else changes."""
+    original = getattr(module, name)
+    setattr(module, name, replacement(original))
+    try:
+        yield
+    finally:
+        setattr(module, name, original)
+
+
+def _halve_sensitivity(mechanism):
+    return lambda *args, sensitivity, **kw: mechanism(*args, sensitivity=sensitivity / 2.0, **kw)
+
+
+def _halve_sigma(gaussian_sigma_):
+    return lambda **kw: gaussian_sigma_(**kw) / 2.0
+
+
+def _double_epsilon(epsilon_of):
+    return lambda rho: 2.0 * epsilon_of(rho)
+
+
+MUTATIONS = {
+    "measure_sensitivity_half": (_estimator, "gaussian_mechanism", _halve_sensitivity),
+    "noise_sigma_half": (_mechanisms, "gaussian_sigma", _halve_sigma),
+    "select_sensitivity_half": (_estimator, "exponential_mechanism", _halve_sensitivity),
+    "select_epsilon_double": (_mechanisms, "exponential_mechanism_epsilon", _double_epsilon),
+}
+
+# Measurement: one round after the diagonal; 85.5% of ρ measures the selected entry, and the
+# off-diagonal entry (score 0.5 against the diagonals' noise ~0.09) is selected almost surely.
+_MEASURE_KW = dict(rho=1.0, bound=_BOUND, alpha=0.05, beta=0.1, max_rounds=1)
+_NOT_RELEASED = -10.0  # the statistic when entry (1, 0) was not measured (never, in practice)
+
+
+def _measure_inputs():
+    D = np.ones((_FIT_N, 2))
+    D[_FIT_N * 3 // 4:, 1] = -1.0  # Σ₁₀ = 0.5
+    D_prime = D.copy()
+    D_prime[0, 1] = -1.0  # one row (1, 1) made (1, -1): Σ₁₀ moves by 2B²/n
+    return D, D_prime
+
+
+def _released_offdiagonal(X, rng) -> float:
+    res = pace_ggm(X, random_state=rng, **_MEASURE_KW)
+    return next((m.value for m in res.measurements if m.entry == (1, 0)), _NOT_RELEASED)
+
+
+# Selection: 90.25% of ρ selects once among the 6 off-diagonal entries of d = 4 (the diagonals,
+# scored by their noise, are never chosen). The replaced row x = (1, 1, -1, -1) ↔ x' = (1, -1, 1, -1)
+# moves Σ₁₀, Σ₃₂ down by 2B²/n and Σ₂₀, Σ₃₁ up by as much: the exponential mechanism's worst case.
+_SELECT_KW = dict(rho=1.0, bound=_BOUND, alpha=0.05, beta=0.95, max_rounds=1)
+_HIGH_ON_D, _HIGH_ON_D_PRIME = {(1, 0), (3, 2)}, {(2, 0), (3, 1)}
+
+
+def _select_inputs():
+    hadamard = np.array([[1, 1, 1, 1], [1, -1, 1, -1], [1, 1, -1, -1], [1, -1, -1, 1]], dtype=float)
+    base = np.vstack([np.ones((_FIT_N - 41, 4)), np.tile(hadamard, (10, 1))])  # every Σ_jk ≈ 0.6
+    return (np.vstack([[1.0, 1.0, -1.0, -1.0], base]), np.vstack([[1.0, -1.0, 1.0, -1.0], base]))
+
+
+def _selected_group(X, rng) -> float:
+    entry = pace_ggm(X, random_state=rng, **_SELECT_KW).history[0].entry
+    return 1.0 if entry in _HIGH_ON_D else -1.0 if entry in _HIGH_ON_D_PRIME else 0.0
+
+
+def _mutant(run, mutation: str):
+    module, name, replacement = MUTATIONS[mutation]
+
+    def mutated_run(X, rng) -> float:
+        with _mutated(module, name, replacement):
+            return run(X, rng)
+
+    return mutated_run
+
+
+# --- the baselines: the released entry, and every Gaussian noise scale halved --------------------
+
+_BASELINE_N = 100
+
+
+def _baseline_run(cls):
+    def run(X, rng) -> float:
+        return float(cls(rho=1.0, bound=_BOUND, random_state=rng).fit(X).covariance_[1, 0])
+
+    return run
+
+
 _ENTRY_NEIGHBOURS = f"n={_N_ENTRY}, d=2, B=1: one row (1, -1) vs (1, 1), the rest 0 (entry moves by 2B²/n)"
 _EM_NEIGHBOURS = f"{_EM_CANDIDATES} scores: all 0 vs (Δ, -Δ, …, -Δ), Δ = 2B²/n = {_DELTA:g}"
+_MEASURE_NEIGHBOURS = f"n={_FIT_N}, d=2, B=1: rows (1, 1) ×3/4, (1, -1) ×1/4 vs one (1, 1) made (1, -1)"
+_SELECT_NEIGHBOURS = (f"n={_FIT_N}, d=4, B=1: 59 rows of ones, 40 Hadamard rows, and (1, 1, -1, -1) vs (1, -1, 1, -1): "
+                      "Σ₁₀, Σ₃₂ down by 2B²/n, Σ₂₀, Σ₃₁ up")
+_SELECT_STATISTIC = "round-1 entry: +1 if (1,0)/(3,2), -1 if (2,0)/(3,1), else 0"
+_BALANCED_NEIGHBOURS = f"n={_BASELINE_N}, d=2, B=1: rows (1, ±1) half each vs one (1, -1) made (1, 1)"
+# Baselines whose released entry is calibrated within a factor sqrt(2) of its true sensitivity at
+# d = 2, so that halving their noise (4× the ρ) must show; see README, *Privacy audit*, for the rest.
+# Draws of the broken control: SSP's and GaussCov's correct release uses half the claim, so their
+# mutant (twice the claim) needs more draws than SSPTight's (four times).
+_AUDITED_BASELINES = {SSP: 20_000, SSPTight: 5000, GaussCov: 20_000}
 
 CASES: tuple[AuditCase, ...] = (
     AuditCase("gaussian", "Gaussian mechanism on one entry of XᵀX/n", _ENTRY_NEIGHBOURS, "released value",
@@ -183,10 +293,33 @@ CASES: tuple[AuditCase, ...] = (
               f"n={_ADAPTIVE_N}, d=2, B=1: all rows 0 vs one row (1, 1)", "chosen level index",
               # the index is post-processing of the trace (ρ/8) and the sparse vector (ρ/8)
               _ADAPTIVE_RHO / 4, None, False, _adaptive_level, _adaptive_inputs(), draws=50_000),
+    AuditCase("pace_ggm_measure", "PACE-GGM fit, budget on the measurement (α=0.05, β=0.1, T=1)",
+              _MEASURE_NEIGHBOURS, "released measurement of entry (1, 0)", 1.0, None, False,
+              _released_offdiagonal, _measure_inputs(), draws=4000),
+    AuditCase("pace_ggm_select", "PACE-GGM fit, budget on the selection (α=0.05, β=0.95, T=1)",
+              _SELECT_NEIGHBOURS, _SELECT_STATISTIC, 1.0, None, False, _selected_group, _select_inputs(), draws=4000),
+    *(AuditCase(f"baseline_{cls.__name__.lower()}", f"{cls.__name__} fit", _BALANCED_NEIGHBOURS,
+                "released covariance[1, 0]", 1.0, None, False, _baseline_run(cls),
+                (_balanced_signs(_BASELINE_N, 0), _balanced_signs(_BASELINE_N, 1)), draws=5000)
+      for cls in _AUDITED_BASELINES),
     AuditCase("gaussian_half_noise", "BROKEN: Gaussian mechanism with half the noise", _ENTRY_NEIGHBOURS,
               "released value", _GAUSS_RHO, None, True, _gaussian_half_noise,
               _one_record_apart((1.0, -1.0), (1.0, 1.0), _N_ENTRY)),
     AuditCase("exponential_half_sensitivity", "BROKEN: exponential mechanism with half the sensitivity",
               _EM_NEIGHBOURS, "selected index", _EM_RHO, exponential_mechanism_epsilon(_EM_RHO), True,
               _exponential_half_sensitivity, (_SCORES, _SCORES_PRIME)),
+    *(AuditCase(f"pace_ggm_{mutation}", f"BROKEN: PACE-GGM fit, {what}", _MEASURE_NEIGHBOURS,
+                "released measurement of entry (1, 0)", 1.0, None, True, _mutant(_released_offdiagonal, mutation),
+                _measure_inputs(), draws=2000)
+      for mutation, what in (("measure_sensitivity_half", "measurement sensitivity halved"),
+                             ("noise_sigma_half", "every Gaussian noise σ halved"))),
+    *(AuditCase(f"pace_ggm_{mutation}", f"BROKEN: PACE-GGM fit, {what}", _SELECT_NEIGHBOURS, _SELECT_STATISTIC,
+                1.0, None, True, _mutant(_selected_group, mutation), _select_inputs(), draws=2000)
+      for mutation, what in (("select_sensitivity_half", "selection sensitivity halved"),
+                             ("select_epsilon_double", "selection ε = 2·sqrt(8ρ)"))),
+    *(AuditCase(f"baseline_{cls.__name__.lower()}_noise_sigma_half", f"BROKEN: {cls.__name__}, every noise σ halved",
+                _BALANCED_NEIGHBOURS, "released covariance[1, 0]", 1.0, None, True,
+                _mutant(_baseline_run(cls), "noise_sigma_half"),
+                (_balanced_signs(_BASELINE_N, 0), _balanced_signs(_BASELINE_N, 1)), draws=draws)
+      for cls, draws in _AUDITED_BASELINES.items()),
 )

@@ -1,0 +1,273 @@
+"""Every way scikit-learn users run fits charges the one shared budget exactly once, or refuses.
+
+One test per route a fit can take: threads, joblib/loky worker processes (cross_val_score and
+GridSearchCV with n_jobs=2, refit included), dask's serialisation, a forked process, clone,
+pickling, and a plain ZCDPLedger passed as the accountant. After each, ``a.spent`` is exactly the
+number of fits that ran times their ρ, or the fit was refused with nothing spent.
+"""
+
+import multiprocessing
+import pickle
+import subprocess
+import sys
+import threading
+import warnings
+from fractions import Fraction
+
+import joblib
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import FitFailedWarning
+from sklearn.model_selection import GridSearchCV, cross_val_score
+
+from paceggm import PACEGGM
+from paceggm.baselines import SSP
+from paceggm.exceptions import AccountantUnavailableError, BudgetExceededError, PrivacyBudgetWarning
+from paceggm.privacy import FileZCDPAccountant, ZCDPAccountant, ZCDPLedger
+
+RHO = 0.125  # a power of two: sums of it are exact floats, so a.spent == k * RHO exactly
+
+
+def _X(n=600, d=3, seed=0):
+    return np.random.default_rng(seed).uniform(-1, 1, size=(n, d))
+
+
+@pytest.fixture
+def file_accountant(tmp_path):
+    return FileZCDPAccountant(tmp_path / "budget.jsonl", budget=4.0)
+
+
+# --- loky worker processes -------------------------------------------------------------------
+
+
+def test_cross_val_score_in_worker_processes_refuses_with_an_in_process_accountant():
+    a = ZCDPAccountant(1.0)
+    # error_score defaults to nan, yet the refusal is not silent: all folds failed, so it raises.
+    with pytest.raises(ValueError, match="All the 3 fits failed") as err:
+        cross_val_score(SSP(rho=RHO, accountant=a, random_state=0), _X(), cv=3, n_jobs=2)
+    assert "AccountantUnavailableError" in str(err.value) and "FileZCDPAccountant" in str(err.value)
+    assert a.spent == 0.0 and a.charges == ()
+
+
+def test_cross_val_score_in_worker_processes_charges_a_file_accountant_once_per_fold(file_accountant):
+    a = file_accountant
+    scores = cross_val_score(SSP(rho=RHO, accountant=a, random_state=0), _X(), cv=3, n_jobs=2)
+    assert len(scores) == 3 and a.spent == 3 * RHO
+    assert [c.purpose for c in a.charges] == ["SSP.fit"] * 3
+
+
+@pytest.mark.parametrize("error_score", [np.nan, "raise"])
+def test_grid_search_in_worker_processes_refuses_and_never_refits(error_score):
+    a = ZCDPAccountant(1.0)
+    search = GridSearchCV(SSP(rho=RHO, accountant=a, random_state=0), {"bound": [1.0, 2.0]}, cv=3, n_jobs=2,
+                          error_score=error_score)
+    with pytest.raises((ValueError, AccountantUnavailableError), match="fits failed|copy made by pickling"):
+        search.fit(_X())
+    assert a.spent == 0.0  # neither the 6 fits in workers nor the refit spent anything
+    assert not hasattr(search, "best_estimator_")
+
+
+def test_grid_search_in_worker_processes_charges_every_fit_and_the_refit(file_accountant):
+    a = file_accountant
+    search = GridSearchCV(SSP(rho=RHO, accountant=a, random_state=0), {"bound": [1.0, 2.0]}, cv=3, n_jobs=2)
+    search.fit(_X())
+    assert a.spent == (2 * 3 + 1) * RHO  # six folds in workers, the refit here
+
+
+def test_a_refusal_in_some_folds_is_reported_not_swallowed():
+    # error_score=nan turns a failed fold into nan: scikit-learn then warns (FitFailedWarning).
+    a = ZCDPAccountant(2 * RHO)
+    with pytest.warns(FitFailedWarning, match="BudgetExceededError"):
+        scores = cross_val_score(SSP(rho=RHO, accountant=a, random_state=0), _X(), cv=3)
+    assert np.isnan(scores).sum() == 1 and a.spent == 2 * RHO
+
+
+# --- threads ---------------------------------------------------------------------------------
+
+
+def test_threads_charge_exactly_and_never_overspend_under_contention():
+    a = ZCDPAccountant(5 * RHO)  # room for 5 of the 12 fits
+    X, outcomes = _X(), []
+
+    def fit(seed):
+        try:
+            PACEGGM(rho=RHO, accountant=a, random_state=seed).fit(X)
+            outcomes.append("fitted")
+        except BudgetExceededError:
+            outcomes.append("refused")
+
+    threads = [threading.Thread(target=fit, args=(s,)) for s in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert outcomes.count("fitted") == 5 and outcomes.count("refused") == 7
+    assert a.spent_exact == 5 * Fraction(RHO) and len(a.charges) == 5
+
+
+def test_threading_backend_charges_the_in_process_accountant():
+    a = ZCDPAccountant(1.0)
+    with joblib.parallel_backend("threading", n_jobs=2):
+        cross_val_score(SSP(rho=RHO, accountant=a, random_state=0), _X(), cv=3)
+    assert a.spent == 3 * RHO
+
+
+def test_file_accountant_under_threads_charges_exactly(file_accountant):
+    a = file_accountant  # budget 4.0: 32 charges of RHO fit, the 33rd does not
+    results = []
+
+    def charge():
+        try:
+            a.charge(RHO, "thread")
+            results.append(True)
+        except BudgetExceededError:
+            results.append(False)
+
+    threads = [threading.Thread(target=charge) for _ in range(40)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results.count(True) == 32 and a.spent_exact == Fraction(4)
+
+
+# --- clone, pickling, forks, dask ------------------------------------------------------------
+
+
+def test_clone_shares_the_accountant():
+    a = ZCDPAccountant(1.0)
+    est = SSP(rho=RHO, accountant=a, random_state=0)
+    copies = [clone(est) for _ in range(3)]
+    assert all(c.accountant is a for c in copies)
+    for c in copies:
+        c.fit(_X())
+    assert a.spent == 3 * RHO
+
+
+def test_pickled_estimator_in_the_same_process_charges_the_original():
+    a = ZCDPAccountant(1.0)
+    est = pickle.loads(pickle.dumps(SSP(rho=RHO, accountant=a, random_state=0)))
+    assert est.accountant is a
+    est.fit(_X())
+    assert a.spent == RHO
+
+
+def test_pickle_outliving_its_accountant_is_detached_and_refuses():
+    blob = pickle.dumps(SSP(rho=RHO, accountant=ZCDPAccountant(1.0), random_state=0))  # the original is gone
+    est = pickle.loads(blob)
+    assert est.accountant.detached
+    with pytest.raises(AccountantUnavailableError, match="copy made by pickling"):
+        est.fit(_X())
+    assert est.accountant.spent == 0.0 and not hasattr(est, "rho_spent_")
+
+
+_LOAD_AND_FIT = """
+import pickle, sys
+import numpy as np
+from paceggm.exceptions import AccountantUnavailableError
+est = pickle.loads(sys.stdin.buffer.read())
+try:
+    est.fit(np.random.default_rng(0).uniform(-1, 1, size=(600, 3)))
+except AccountantUnavailableError as err:
+    print("refused:", err)
+else:
+    print("spent", est.accountant.spent)
+"""
+
+
+def test_pickled_estimator_in_another_process_refuses_unless_the_accountant_is_a_file(tmp_path):
+    a = ZCDPAccountant(1.0)
+    blob = pickle.dumps(SSP(rho=RHO, accountant=a, random_state=0))
+    out = subprocess.run([sys.executable, "-c", _LOAD_AND_FIT], input=blob, capture_output=True, check=True).stdout
+    assert out.decode().startswith("refused: this ZCDPAccountant is a copy made by pickling")
+    assert a.spent == 0.0
+    f = FileZCDPAccountant(tmp_path / "b.jsonl", budget=1.0)
+    blob = pickle.dumps(SSP(rho=RHO, accountant=f, random_state=0))
+    out = subprocess.run([sys.executable, "-c", _LOAD_AND_FIT], input=blob, capture_output=True, check=True).stdout
+    assert out.decode().strip() == f"spent {RHO}" and f.spent == RHO
+
+
+def test_dask_serialisation_gives_a_detached_copy():
+    # dask ships tasks to its workers with cloudpickle (pickle for the rest): the same reduction.
+    cloudpickle = pytest.importorskip("cloudpickle")
+    a = ZCDPAccountant(1.0)
+    blob = cloudpickle.dumps(SSP(rho=RHO, accountant=a, random_state=0))
+    out = subprocess.run([sys.executable, "-c", _LOAD_AND_FIT], input=blob, capture_output=True, check=True).stdout
+    assert out.decode().startswith("refused:") and a.spent == 0.0
+
+
+def _fit_in_child(est, queue):
+    try:
+        est.fit(_X())
+        queue.put("fitted")
+    except AccountantUnavailableError as err:
+        queue.put(str(err))
+
+
+@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="no fork on this platform")
+def test_forked_child_refuses():
+    a = ZCDPAccountant(1.0)
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    with warnings.catch_warnings():  # forking a multi-threaded process warns on Python >= 3.12
+        warnings.simplefilter("ignore", DeprecationWarning)
+        p = ctx.Process(target=_fit_in_child, args=(SSP(rho=RHO, accountant=a, random_state=0), queue))
+        p.start()
+    message = queue.get(timeout=60)
+    p.join()
+    assert "forked process" in message and a.spent == 0.0
+
+
+# --- what may be an accountant ---------------------------------------------------------------
+
+
+def test_a_plain_ledger_is_refused_as_an_accountant():
+    ledger = ZCDPLedger(1.0)
+    with pytest.raises(TypeError, match="not a ZCDPLedger"):
+        SSP(rho=RHO, accountant=ledger).fit(_X())
+    assert ledger.spent == 0.0
+
+
+def test_file_accountant_refuses_mismatched_budget_missing_file_and_damage(tmp_path):
+    path = tmp_path / "b.jsonl"
+    with pytest.raises(FileNotFoundError, match="budget="):
+        FileZCDPAccountant(path)
+    a = FileZCDPAccountant(path, budget=1.0)
+    assert FileZCDPAccountant(path, budget=1.0).budget == 1.0
+    with pytest.raises(ValueError, match="holds a budget of 1.0"):
+        FileZCDPAccountant(path, budget=2.0)
+    a.charge(0.5, "x")
+    with pytest.raises(BudgetExceededError):
+        a.charge(0.75, "y")
+    with open(path, "a") as fh:
+        fh.write("{not json\n")
+    with pytest.raises(ValueError, match="damaged"):
+        a.charge(0.1, "z")
+    with pytest.raises(ValueError, match="damaged"):
+        _ = a.spent
+
+
+def test_model_selection_without_an_accountant_warns():
+    with pytest.warns(PrivacyBudgetWarning, match="GridSearchCV.fit without an accountant"):
+        GridSearchCV(SSP(rho=RHO, random_state=0), {"bound": [1.0, 2.0]}, cv=2).fit(_X())
+    with pytest.warns(PrivacyBudgetWarning, match="cross_val_score without an accountant"):
+        cross_val_score(SSP(rho=RHO, random_state=0), _X(), cv=2)
+    with warnings.catch_warnings():  # a clone outside model selection, or with an accountant, is quiet
+        warnings.simplefilter("error", PrivacyBudgetWarning)
+        clone(SSP(rho=RHO))
+        cross_val_score(SSP(rho=RHO, accountant=ZCDPAccountant(1.0), random_state=0), _X(), cv=2)
+
+
+@pytest.mark.slow
+def test_dask_worker_processes_refuse_or_charge_the_file_accountant(tmp_path):
+    distributed = pytest.importorskip("dask.distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            distributed.Client(cluster), joblib.parallel_backend("dask"):
+        a = ZCDPAccountant(1.0)
+        with pytest.raises(ValueError, match="All the 3 fits failed") as err:
+            cross_val_score(SSP(rho=RHO, accountant=a, random_state=0), _X(), cv=3)
+        assert "AccountantUnavailableError" in str(err.value) and a.spent == 0.0
+        f = FileZCDPAccountant(tmp_path / "b.jsonl", budget=1.0)
+        cross_val_score(SSP(rho=RHO, accountant=f, random_state=0), _X(), cv=3)
+        assert f.spent == 3 * RHO

@@ -1,0 +1,161 @@
+"""(ε, δ) ↔ ρ: the exact conversion, certified in exact arithmetic, against an independent
+high-precision evaluation and against OpenDP; odd types and extreme values get clear errors."""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from paceggm.privacy import approx_dp_to_zcdp, zcdp_to_approx_dp
+from paceggm.privacy.accounting import _ln_bounds
+
+# 60 pairs spread over ε in [1e-3, 50] and δ in [1e-15, 0.3], fixed.
+_RNG = np.random.default_rng(20261127)
+PAIRS = list(zip(10 ** _RNG.uniform(-3, np.log10(50), 60), 10 ** _RNG.uniform(-15, np.log10(0.3), 60)))
+
+
+def _mp_exact_epsilon(mpmath, rho, delta):
+    """inf over a of the exact conversion, by golden-section search on log(a − 1) at 60 digits."""
+    rho, L = mpmath.mpf(rho), mpmath.log(1 / mpmath.mpf(delta))
+
+    def f(t):
+        a = 1 + mpmath.e ** t
+        return a * rho + (L + (a - 1) * mpmath.log(1 - 1 / a) - mpmath.log(a)) / (a - 1)
+
+    centre = 0.5 * (math.log(float(L)) - math.log(float(rho)))
+    lo, hi = mpmath.mpf(centre - 25), mpmath.mpf(centre + 25)
+    g = (mpmath.sqrt(5) - 1) / 2
+    x1, x2 = hi - g * (hi - lo), lo + g * (hi - lo)
+    f1, f2 = f(x1), f(x2)
+    for _ in range(200):
+        if f1 < f2:
+            hi, x2, f2 = x2, x1, f1
+            x1 = hi - g * (hi - lo)
+            f1 = f(x1)
+        else:
+            lo, x1, f1 = x1, x2, f2
+            x2 = lo + g * (hi - lo)
+            f2 = f(x2)
+    return min(f1, f2)  # an achieved value: >= the infimum, so a sound upper bound on ε(ρ)
+
+
+def test_rational_log_bounds_enclose_the_logarithm():
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.prec = 4000
+    for x in [Fraction(2), Fraction(1, 3), Fraction(10**6), Fraction(1e-300), 1 + Fraction(1e-200), Fraction(1e300)]:
+        lo, hi = _ln_bounds(x)
+        exact = mpmath.log(mpmath.mpf(x.numerator) / x.denominator)
+        assert mpmath.mpf(lo.numerator) / lo.denominator <= exact <= mpmath.mpf(hi.numerator) / hi.denominator
+        assert float(hi - lo) <= 1e-25 * max(1.0, abs(float(lo)))
+
+
+@pytest.mark.parametrize("epsilon, delta", PAIRS[:30])
+def test_exact_inverse_never_exceeds_epsilon_in_high_precision(epsilon, delta):
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 60
+    rho = approx_dp_to_zcdp(epsilon, delta)
+    assert _mp_exact_epsilon(mpmath, rho, delta) <= mpmath.mpf(epsilon)
+    assert zcdp_to_approx_dp(rho, delta) <= epsilon
+    # and it is the largest such ρ to within 1e-9 (relative)
+    assert _mp_exact_epsilon(mpmath, rho * (1 + 1e-9), delta) > mpmath.mpf(epsilon)
+    # the standard inverse, checked the same way
+    rho_std = approx_dp_to_zcdp(epsilon, delta, method="standard")
+    exact_std = mpmath.mpf(rho_std) + 2 * mpmath.sqrt(mpmath.mpf(rho_std) * mpmath.log(1 / mpmath.mpf(delta)))
+    assert exact_std <= mpmath.mpf(epsilon)
+    assert rho >= rho_std
+
+
+@pytest.mark.parametrize("rho, delta", [(1e-4, 1e-9), (0.01, 1e-6), (0.5, 1e-6), (3.0, 1e-3), (50.0, 1e-12)])
+def test_exact_forward_conversion_is_an_upper_bound_and_tight(rho, delta):
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 60
+    eps = zcdp_to_approx_dp(rho, delta)
+    truth = _mp_exact_epsilon(mpmath, rho, delta)
+    assert mpmath.mpf(eps) >= truth - mpmath.mpf(10) ** -40  # truth is itself an achieved (upper) value
+    assert float(mpmath.mpf(eps) - truth) <= 1e-12 * eps
+
+
+def _opendp_epsilon(dp, rho, delta):
+    meas = dp.m.make_user_measurement(
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), dp.zero_concentrated_divergence(),
+        lambda x: x, lambda d_in: rho)
+    return dp.c.make_zCDP_to_approxDP(meas).map(1.0).epsilon(delta)
+
+
+@pytest.mark.parametrize("epsilon, delta", PAIRS[30:])
+def test_agrees_with_opendp(epsilon, delta):
+    dp = pytest.importorskip("opendp.prelude")
+    dp.enable_features("contrib", "honest-but-curious")
+    rho = approx_dp_to_zcdp(epsilon, delta)
+    # OpenDP evaluates the same conversion in floating point rounded upward, with its own search for
+    # the order a: its ε at our ρ lies within 1e-12 (relative) of ε; the exact value is at most ε
+    # (test_exact_inverse_never_exceeds_epsilon_in_high_precision)
+    assert _opendp_epsilon(dp, rho, delta) <= epsilon * (1 + 1e-12)
+    # our forward conversion and OpenDP's agree, and a larger ρ breaks ε by OpenDP's account too
+    assert zcdp_to_approx_dp(rho, delta) == pytest.approx(_opendp_epsilon(dp, rho, delta), rel=1e-11)
+    assert _opendp_epsilon(dp, rho * (1 + 1e-9), delta) > epsilon
+
+
+@pytest.mark.parametrize("epsilon, delta, low, high", [(1.0, 1e-6, 1.3, 1.5), (0.1, 1e-9, 1.35, 1.6), (10.0, 1e-6, 1.1, 1.2)])
+def test_gain_over_the_standard_bound(epsilon, delta, low, high):
+    gain = approx_dp_to_zcdp(epsilon, delta) / approx_dp_to_zcdp(epsilon, delta, method="standard")
+    assert low < gain < high
+
+
+def test_odd_types_are_honoured_exactly():
+    assert approx_dp_to_zcdp(1.0, np.float32(1e-6)) == approx_dp_to_zcdp(1.0, float(np.float32(1e-6)))
+    assert approx_dp_to_zcdp(np.float64(1.0), 1e-6) == approx_dp_to_zcdp(1, 1e-6)
+    # a Fraction δ is the exact δ: 1/10⁶ is a little above the double 1e-6, so it allows a little more ρ
+    assert Fraction(1e-6) < Fraction(1, 10**6)
+    assert approx_dp_to_zcdp(1.0, Fraction(1, 10**6)) >= approx_dp_to_zcdp(1.0, 1e-6)
+    third = approx_dp_to_zcdp(Fraction(1, 3), 1e-6)
+    assert zcdp_to_approx_dp(third, 1e-6) <= Fraction(1, 3)
+    assert zcdp_to_approx_dp(np.float32(0.5), np.float32(1e-6)) > 0
+
+
+def test_extreme_values():
+    rho = approx_dp_to_zcdp(1e300, 1e-6)
+    assert math.isfinite(rho) and rho < 1e300 and zcdp_to_approx_dp(rho, 1e-6) <= 1e300
+    eps = zcdp_to_approx_dp(1e307, 1e-6)
+    assert math.isfinite(eps) and eps >= 1e307
+    assert zcdp_to_approx_dp(1e-300, 1e-6) == 0.0  # (0, δ)-DP already holds
+    with pytest.raises(ValueError, match="beyond the range of a double"):
+        zcdp_to_approx_dp(1.7976931348623157e308, 1e-300)
+
+
+@pytest.mark.parametrize("epsilon, delta, error, match", [
+    (True, 1e-6, TypeError, "epsilon must be a real number"),
+    ("1", 1e-6, TypeError, "epsilon must be a real number"),
+    (1.0, "1e-6", TypeError, "delta must be a real number"),
+    (1.0, None, TypeError, "delta must be a real number"),
+    (math.inf, 1e-6, ValueError, "epsilon must be finite"),
+    (math.nan, 1e-6, ValueError, "epsilon must be finite"),
+    (0.0, 1e-6, ValueError, "epsilon must be > 0"),
+    (1.0, np.float32(1.0), ValueError, "open interval"),
+    (1.0, Fraction(3, 2), ValueError, "open interval"),
+    (1.0, Fraction(1, 10**400), ValueError, "below the smallest double"),
+    (1e-320, 0.5, None, None),
+])
+def test_bad_inputs_get_clear_errors(epsilon, delta, error, match):
+    if error is None:  # a subnormal ε is still a valid, tiny budget
+        assert approx_dp_to_zcdp(epsilon, delta) > 0
+        return
+    with pytest.raises(error, match=match):
+        approx_dp_to_zcdp(epsilon, delta)
+    with pytest.raises((TypeError, ValueError)):
+        zcdp_to_approx_dp(epsilon, delta) if not isinstance(epsilon, str) else zcdp_to_approx_dp(1.0, epsilon)
+    with pytest.raises(ValueError, match="method"):
+        approx_dp_to_zcdp(1.0, 1e-6, method="rdp")
+
+
+def test_extreme_budgets_and_bounds_are_refused_before_anything_is_spent():
+    from paceggm import PACEGGM
+    from paceggm.privacy import ZCDPAccountant
+
+    acc = ZCDPAccountant(1e308)
+    X = np.random.default_rng(0).uniform(-1, 1, size=(100, 3))
+    for kw in (dict(rho=1e307), dict(rho=1.0, bound=1e150)):
+        with pytest.raises(ValueError, match="noise scales a double cannot hold"):
+            PACEGGM(**kw, accountant=acc).fit(X)
+    assert acc.spent == 0.0
