@@ -193,5 +193,5 @@ def test_cli_reports_configuration_errors_without_a_traceback(capsys):
     from paceggm.bench.__main__ import main
 
     assert main(["run", "experiment=no_such_recipe"]) == 2
-    assert "Could not find 'experiment/no_such_recipe'" in capsys.readouterr().err
+    assert "no recipe 'no_such_recipe'; valid names: components" in capsys.readouterr().err
     assert main(["frobnicate"]) == 2

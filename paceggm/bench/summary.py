@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 
@@ -29,15 +31,69 @@ def trial_stats(df: pd.DataFrame, metric: str, by=KEYS) -> pd.DataFrame:
     return out
 
 
+def _defaults(method: str) -> dict:
+    from paceggm.bench.methods import METHODS, declared_params
+
+    spec = METHODS.get(method)
+    return (declared_params(spec) or {}) if spec is not None else {}
+
+
+def distinct_variants(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with each ``variant`` naming the parameters that set its rows apart.
+
+    A variant label names only the parameters its recipe varies
+    (``paceggm[solver=pgd0]``); a store may also hold the same entry run with
+    other fixed parameters (``method.paceggm.params.solver=ipm``). So that one
+    never stands in for the other, a label gets ``{k=v,…}`` with the
+    parameters whose values differ between rows sharing it and, for an entry
+    named after its method (the registry's default entry), those that differ
+    from the method's declared defaults. Tables without ``params`` are returned as they are.
+    """
+    if "params" not in table.columns or "method" not in table.columns or table.empty:
+        return table
+    parsed = table["params"].map(lambda p: json.loads(p) if p else {})
+    labels = table["variant"].copy()
+    for variant, idx in table.groupby("variant").groups.items():
+        rows = parsed.loc[idx]
+        distinct = {json.dumps(p, sort_keys=True) for p in rows}
+        keys = set()
+        if len(distinct) > 1:
+            names = {k for p in rows for k in p}
+            keys |= {k for k in names if len({json.dumps(p.get(k)) for p in rows}) > 1}
+        methods = set(table.loc[idx, "method"])
+        if len(methods) == 1 and str(variant).split("[", 1)[0] == next(iter(methods)):
+            defaults = _defaults(next(iter(methods)))
+            keys |= {k for p in rows for k, v in p.items() if k in defaults and v != defaults[k]}
+        keys -= _grid_keys(str(variant))
+        if keys:
+            for i in idx:
+                extra = {k: parsed.loc[i].get(k) for k in sorted(keys)}
+                labels.loc[i] = f"{variant}{{{','.join(f'{k}={_fmt(v)}' for k, v in extra.items())}}}"
+    return table.assign(variant=labels)
+
+
+def _grid_keys(variant: str) -> set[str]:
+    inside = variant.partition("[")[2].rstrip("]")
+    return {part.split("=", 1)[0] for part in inside.split(",") if "=" in part}
+
+
+def _fmt(value) -> str:
+    from paceggm.bench.cells import variant_label
+
+    return variant_label("", {"v": value})[3:-1]
+
+
 def summarize(table: pd.DataFrame) -> pd.DataFrame:
     """Mean of each metric over the ``ok`` trials of every (data set, variant, ρ).
 
     Columns: the keys, ``trials`` (ok trials averaged), ``failed`` (failed
-    cells), then the metrics that have at least one value.
+    cells), then the metrics that have at least one value. Variants are told
+    apart by their parameters (:func:`distinct_variants`).
     """
     missing = [c for c in KEYS + ["status", "trial"] if c not in table.columns]
     if missing:
         raise ValueError(f"not a results table: missing columns {missing}")
+    table = distinct_variants(table)
     ok = table[table["status"] == "ok"]
     metrics = [m for m in METRICS if m in ok.columns and ok[m].notna().any()]
     out = pd.DataFrame({"trials": ok.groupby(KEYS)["trial"].nunique()})
