@@ -193,11 +193,20 @@ class RunStore:
         if not self.manifest_path.exists():
             return None
         try:
-            manifest = json.loads(self.manifest_path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, ValueError) as exc:
-            raise ValueError(f"{self.manifest_path} is damaged ({type(exc).__name__}: {exc})") from exc
+            if self.manifest_path.stat().st_size > MAX_CELL_BYTES:
+                raise ValueError("larger than any manifest")
+            manifest = json.loads(self.manifest_path.read_bytes().decode("utf-8"))
+        except (ValueError, RecursionError, MemoryError) as exc:
+            raise ValueError(f"{self.manifest_path} is damaged ({type(exc).__name__}: {str(exc)[:200]})") from None
+        except OSError as exc:
+            raise ValueError(f"{self.manifest_path} cannot be read ({type(exc).__name__}: {exc.strerror})") from None
         if not isinstance(manifest, dict) or not isinstance(manifest.get("fingerprint"), dict):
             raise ValueError(f"{self.manifest_path} is damaged (not a manifest object with a fingerprint)")
+        for name, kind in (("runs", list), ("unavailable", dict), ("config", dict)):
+            if name in manifest and not isinstance(manifest[name], kind):
+                raise ValueError(f"{self.manifest_path} is damaged ({name!r} is not a {kind.__name__})")
+        if not all(isinstance(v, str) for v in (manifest.get("unavailable") or {}).values()):
+            raise ValueError(f"{self.manifest_path} is damaged ('unavailable' holds non-text reasons)")
         return manifest
 
     def _rebuild_manifest(self, fingerprint: dict, damage: str) -> dict:

@@ -44,10 +44,12 @@ def distinct_variants(table: pd.DataFrame) -> pd.DataFrame:
     A variant label names only the parameters its recipe varies
     (``paceggm[solver=pgd0]``); a store may also hold the same entry run with
     other fixed parameters (``method.paceggm.params.solver=ipm``). So that one
-    never stands in for the other, a label gets ``{k=v,…}`` with the
-    parameters whose values differ between rows sharing it and, for an entry
-    named after its method (the registry's default entry), those that differ
-    from the method's declared defaults. Tables without ``params`` are returned as they are.
+    never stands in for the other, a label gets ``{k=v,…}``: for an entry
+    named after its method (the registry's default entry), the parameters
+    that differ from the method's declared defaults, so ``paceggm`` alone
+    always means the defaults; for any other entry, the parameters whose
+    values differ between rows sharing its label. Tables without ``params``
+    are returned as they are.
     """
     if "params" not in table.columns or "method" not in table.columns or table.empty:
         return table
@@ -55,20 +57,22 @@ def distinct_variants(table: pd.DataFrame) -> pd.DataFrame:
     labels = table["variant"].copy()
     for variant, idx in table.groupby("variant").groups.items():
         rows = parsed.loc[idx]
-        distinct = {json.dumps(p, sort_keys=True) for p in rows}
-        keys = set()
-        if len(distinct) > 1:
-            names = {k for p in rows for k in p}
-            keys |= {k for k in names if len({json.dumps(p.get(k)) for p in rows}) > 1}
+        grid = _grid_keys(str(variant))
         methods = set(table.loc[idx, "method"])
         if len(methods) == 1 and str(variant).split("[", 1)[0] == next(iter(methods)):
+            # the registry's default entry: name what differs from the method's defaults, row by row
             defaults = _defaults(next(iter(methods)))
-            keys |= {k for p in rows for k, v in p.items() if k in defaults and v != defaults[k]}
-        keys -= _grid_keys(str(variant))
-        if keys:
-            for i in idx:
-                extra = {k: parsed.loc[i].get(k) for k in sorted(keys)}
-                labels.loc[i] = f"{variant}{{{','.join(f'{k}={_fmt(v)}' for k, v in extra.items())}}}"
+            extras = {i: {k: v for k, v in rows[i].items() if k in defaults and v != defaults[k] and k not in grid}
+                      for i in idx}
+        elif len({json.dumps(p, sort_keys=True) for p in rows}) > 1:
+            names = {k for p in rows for k in p} - grid
+            keys = sorted(k for k in names if len({json.dumps(p.get(k)) for p in rows}) > 1)
+            extras = {i: {k: rows[i].get(k) for k in keys} for i in idx}
+        else:
+            continue
+        for i, extra in extras.items():
+            if extra:
+                labels.loc[i] = f"{variant}{{{','.join(f'{k}={_fmt(extra[k])}' for k in sorted(extra))}}}"
     return table.assign(variant=labels)
 
 
