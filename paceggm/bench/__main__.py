@@ -325,10 +325,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
     except ModuleNotFoundError as exc:
-        extra = EXTRA_OF.get((exc.name or "").split(".", 1)[0])
+        module = (exc.name or "").split(".", 1)[0]
+        extra = EXTRA_OF.get(module)
         if extra is None:
             raise
-        print(f"error: this command needs the '{extra}' extra (module {exc.name!r} is not installed): "
+        print(f"error: this command needs the '{extra}' extra (module {module!r} is not installed): "
               f"pip install \"paceggm[{extra}]\"", file=sys.stderr)
         return 2
 
