@@ -554,7 +554,8 @@ def _sweep(cfg, cells, store, *, loader, order, overrides, show, log, t_start, n
             )
         except Exception as exc:
             if _is_unavailable(exc):
-                summary.unavailable[ds] = (len(ds_cells), _cause(f"{type(exc).__name__}: {exc}"))
+                hint = getattr(exc, "hint", None)  # what is missing and where to put it
+                summary.unavailable[ds] = (len(ds_cells), hint or _cause(f"{type(exc).__name__}: {exc}"))
                 logger.warning("data set %s not available (%d cells left pending): %s", ds, len(ds_cells), exc)
                 continue
             error = f"data set {ds!r} could not be loaded:\n{traceback.format_exc()}"
