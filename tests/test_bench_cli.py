@@ -490,3 +490,16 @@ def test_a_missing_extra_is_one_line_naming_it(monkeypatch, capsys):
     code, out, err = _run(capsys, "run", "experiment=demo")
     assert code == 2 and _one_error_line(err) == ("error: this command needs the 'bench' extra (module 'hydra' is "
                                                   "not installed): pip install \"paceggm[bench]\"")
+
+
+def test_an_offline_run_says_per_data_set_what_is_missing_and_where_to_put_it(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("PACEGGM_OFFLINE", "1")
+    empty = tmp_path / "data"
+    empty.mkdir()
+    code, out, _ = _run(capsys, "run", "experiment=demo", "method=[diagonal]", "datasets=[seoul_bike,madeline]",
+                        f"data_dir={empty}", f"runs_dir={tmp_path}", "progress=false")
+    assert code == 0 and "unavailable: 18" in out
+    assert (f"9 cells of seoul_bike: no seoul_bike.csv.gz in {empty}; no OpenML copy is registered. To fix: put "
+            "the file(s) there (gzip or plain) or point $PACEGGM_DATA_DIR / data_dir=… at the folder holding it") in out
+    assert ("9 cells of madeline: no local copy (only on OpenML); OpenML 41144: ConnectionError. To fix: download "
+            "OpenML 41144 once with network access") in out

@@ -283,7 +283,7 @@ def load_frame(cfg: DictConfig, data_dir: Path) -> tuple[pd.DataFrame, str]:
             raise
         except Exception as exc:  # no network, server down, client missing: all mean "not available"
             reason = f"OpenML download of id {int(spec.id)} failed ({type(exc).__name__}: {exc})"
-            short = f"OpenML {int(spec.id)} not downloaded ({type(exc).__name__})"
+            short = f"OpenML {int(spec.id)}: {type(exc).__name__}"
     wanted = " + ".join(str(f) for f in cfg.raw.files) if cfg.get("raw") is not None else None
     where = []
     if wanted:
@@ -292,12 +292,17 @@ def load_frame(cfg: DictConfig, data_dir: Path) -> tuple[pd.DataFrame, str]:
     if spec is not None:
         where.append(f"run once with network access to download it from OpenML "
                      f"(https://www.openml.org/d/{int(spec.id)}; kept in the openml client's cache)")
-    missing = f"no {wanted} in {data_dir}" if wanted else "no local copy (OpenML only)"
+    todo = []
+    if wanted:
+        todo.append(f"put the file(s) there (gzip or plain) or point ${DATA_DIR_ENV} / data_dir=… at the folder holding it")
+    if spec is not None:
+        todo.append(f"download OpenML {int(spec.id)} once with network access (kept in the openml client's cache)")
+    missing = f"no {wanted} in {data_dir}" if wanted else "no local copy (only on OpenML)"
     raise DatasetUnavailableError(
         f"data set {cfg.name!r} is not available: "
         + (f"no {wanted} in {data_dir}; " if wanted else "")
         + f"{reason}. To fix: " + "; or ".join(where) + ". See datasets/README.md.",
-        hint=f"{missing}; {short}. To fix: " + "; or ".join(where),
+        hint=f"{missing}; {short}. To fix: " + "; or ".join(todo),
     )
 
 
