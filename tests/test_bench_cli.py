@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import json
 import os
 import signal
 import socket
@@ -18,7 +19,7 @@ from paceggm.bench.__main__ import main
 from paceggm.bench.cells import expand
 from paceggm.bench.config import compose_config, to_plain
 from paceggm.bench.runner import n_workers, run_sweep, store_for
-from paceggm.bench.store import RunStore
+from paceggm.bench.store import RunStore, _payload_digest
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
@@ -59,11 +60,29 @@ def test_unavailable_data_exits_0_and_is_reported(tmp_path, capsys):
     ("order=foo", "order must be one of shuffled"),
     ("backend.n_jobs=0", "backend.n_jobs must be a non-zero integer"),
     ("backend.n_jobs=abc", "backend.n_jobs must be a non-zero integer"),
-    ("backend=nosuch", "Could not find 'backend/nosuch'"),
+    ("backend=nosuch", "no backend 'nosuch'; valid names: dask, loky"),
     ("test_fraction=-1", "test_fraction must be a number strictly between 0 and 1"),
     ("bound_check=sometimes", "bound_check must be auto"),
-    ("experiment=nosuch", "Could not find 'experiment/nosuch'"),
-    ("method=[nosuch]", "Could not load 'method/nosuch'"),
+    ("experiment=nosuch", "no recipe 'nosuch'; valid names: components, demo"),
+    ("method=[nosuch]", "no method 'nosuch'; valid names: adaptivecov"),
+    # every config error of the harness's own grammar, the schema and the methods' declarations
+    ("method=[paceggm,sssp]", "no method 'sssp' (did you mean 'ssp' or 'adassp'?); valid names: adaptivecov"),
+    ("method.paceggm.params.solver=ipn", "solver='ipn' is not a solver of 'paceggm' (did you mean 'ipm'?); "
+                                         "valid: ipm, newton"),
+    ("method.paceggm.params.solvr=ipm", "method 'paceggm' has no parameter 'solvr' (did you mean 'solver'?)"),
+    ("+method.paceggm.params.solvr=ipm", "method 'paceggm' has no parameter 'solvr' (did you mean 'solver'?)"),
+    ("method.paceggm.parms.solver=ipm", "unknown config key 'method.paceggm.parms' (did you mean 'params'?)"),
+    ("method.paceggm.params.alpha=1.5", "alpha must lie in the open interval (0, 1)"),
+    ("+method.paceggm.params.solver_options={preset:tight}", "solver 'newton' has no option(s) ['preset']"),
+    ("+nosuch=1", "unknown config key 'nosuch'; valid keys: backend, base_seed"),
+    ("rh0=1", "unknown config key 'rh0' (did you mean 'rho'?)"),
+    ("backend.njobs=2", "unknown config key 'backend.njobs' (did you mean 'n_jobs'?)"),
+    ("drop_target=maybe", "drop_target: Value 'maybe' is not a valid bool"),
+    ("hydra.run.dir=elsewhere", "Hydra's own settings (hydra.*) are not used by this harness"),
+    ("hydra.verbose=true", "Hydra's own settings (hydra.*) are not used by this harness"),
+    ("hydra.sweeper.params={rho:0.1}", "Hydra's own settings (hydra.*) are not used by this harness"),
+    ("hydra/launcher=basic", "Hydra's own settings (hydra.*) are not used by this harness"),
+    ("trials=100000000", "the grid has 900,000,000 cells, more than max_cells=50,000"),
     ("trials=0", "trials must be >= 1"),
     ("rho=0.1,1", "add -m (--multirun)"),
 ])
@@ -360,3 +379,127 @@ def test_the_multirun_hint_of_a_sweep_without_m_works(tmp_path, capsys):
     code, _, err = _run(capsys, "show", *SMALL, f"runs_dir={tmp_path}", "rho=0.1,1")
     assert code == 2 and "add -m (--multirun)" in err
     assert _run(capsys, "show", "-m", *SMALL, f"runs_dir={tmp_path}", "rho=0.1,1")[0] == 0
+
+
+# ---------------------------------------------------------------- no file breaks a store
+
+def test_malformed_and_mistyped_cell_files_are_quarantined_and_recomputed(tmp_path, capsys):
+    assert _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")[0] == 0
+    store = RunStore(tmp_path / "demo")
+    first, second, third = sorted(store.cells_dir.glob("*.json"))[:3]
+    first.write_text("[" * 100_000)  # RecursionError in a JSON parser
+    payload = json.loads(second.read_text())
+    payload["row"].update(n=[1, 2], rho="abc")  # and sealed again: the checksum alone cannot tell
+    payload["sha256"] = _payload_digest({k: v for k, v in payload.items() if k != "sha256"})
+    second.write_text(json.dumps(payload))
+    third.write_bytes(b"\xff" * 10)
+    code, out, err = _run(capsys, "collect", *SMALL, f"runs_dir={tmp_path}")
+    assert code == 0 and "corrupt 3" in out and "moved to" in out and "Traceback" not in err
+    assert len(list((store.root / "quarantine").glob("*.json.*Z"))) == 3
+    code, out, _ = _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")
+    assert code == 0 and "already done: 1 | ran: 3 (ok 3, failed 0)" in out
+    assert len(store.scan().rows) == 4 and not store.scan().corrupt
+
+
+def test_a_damaged_results_table_is_rebuilt_for_the_summary(tmp_path, capsys):
+    assert _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")[0] == 0
+    path = tmp_path / "demo" / "results.parquet"
+    path.write_bytes(path.read_bytes()[:300])
+    code, out, err = _run(capsys, "summary", *SMALL, f"runs_dir={tmp_path}")
+    assert code == 0 and "cannot be used" in err and "rebuilt from the cell files" in err and "Traceback" not in err
+    assert "4 of the grid's 4 cells are stored" in out
+    pd.read_parquet(path).drop(columns=["rho_spent"]).to_parquet(path)  # a column lost
+    code, out, err = _run(capsys, "summary", *SMALL, f"runs_dir={tmp_path}")
+    assert code == 0 and "no column(s) rho_spent" in err and "rho_spent" in pd.read_parquet(path).columns
+
+
+def test_a_damaged_manifest_is_not_rebuilt_into_another_bound_policy(tmp_path, capsys):
+    assert _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")[0] == 0
+    manifest = tmp_path / "demo" / "manifest.json"
+    manifest.write_text("{")
+    code, out, err = _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}", "bound_check=waive")
+    line = _one_error_line(err)
+    assert code == 2 and "4 cells with bound policy raise; this run: preprocessing strict, bound policy waive" in line
+    assert manifest.read_text() == "{" and len(RunStore(tmp_path / "demo").scan().rows) == 4
+    code, out, _ = _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")  # the cells' own policy: rebuilt
+    assert code == 0 and "has been rebuilt" in out
+
+
+# ---------------------------------------------------------------- prune, summary labels, --yes, log
+
+def test_prune_failed_cells_a_policy_and_a_commit(tmp_path, capsys):
+    broken = "+method.broken={key:broken,target:'paceggm.no_such_module:Estimator'}"
+    assert _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}", broken)[0] == 1
+    store = RunStore(tmp_path / "demo")
+    assert len(store.scan().rows) == 8
+    code, out, _ = _run(capsys, "prune", "--failed", "--dry-run", *SMALL, f"runs_dir={tmp_path}")
+    assert code == 0 and "would prune 4 of 8 cells (failed)" in out and len(store.scan().rows) == 8
+    code, out, _ = _run(capsys, "prune", "--failed", *SMALL, f"runs_dir={tmp_path}")
+    assert code == 0 and "pruned 4 of 8 cells (failed)" in out and "collected 4 cells (ok 4, failed 0" in out
+    code, out, _ = _run(capsys, "prune", "--policy", "waive", *SMALL, f"runs_dir={tmp_path}")
+    assert code == 0 and "pruned 0 of 4 cells" in out  # demo's strict preprocessing enforces the bound
+    commit = next(iter(store.scan().meta.values()))["computed"]["commit"]
+    code, out, _ = _run(capsys, "prune", "--policy", "raise", "--commit", commit[:7], *SMALL, f"runs_dir={tmp_path}")
+    assert code == 0 and f"pruned 4 of 4 cells (bound policy raise, commit {commit[:7]})" in out
+    assert not store.scan().rows and len(pd.read_parquet(store.results_path)) == 0
+    code, _, err = _run(capsys, "prune", *SMALL, f"runs_dir={tmp_path}")
+    assert code == 2 and "prune needs at least one of --failed, --policy, --commit" in _one_error_line(err)
+
+
+def test_summary_never_shows_a_variant_under_the_default_s_name(tmp_path, capsys):
+    assert _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")[0] == 0
+    assert _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}", "method.paceggm.params.solver=pgd0")[0] == 0
+    code, out, _ = _run(capsys, "summary", "experiment=demo", f"runs_dir={tmp_path}")
+    assert code == 0 and "paceggm{solver=pgd0}" in out
+    lines = [ln.split() for ln in out.splitlines() if ln.split()[:2] == ["syn1", "paceggm"]]
+    assert len(lines) == 2 and all(ln[3] == "2" for ln in lines)  # two trials each, never four
+    code, out, _ = _run(capsys, "summary", *SMALL, f"runs_dir={tmp_path}", "method.paceggm.params.solver=pgd0")
+    assert code == 0 and "paceggm{solver=pgd0}" in out  # alone in its view, still not "paceggm"
+
+
+def test_a_large_grid_runs_only_when_confirmed(tmp_path, capsys):
+    code, _, err = _run(capsys, "show", *SMALL, "max_cells=3")
+    assert code == 2 and "the grid has 4 cells, more than max_cells=3" in _one_error_line(err)
+    code, out, _ = _run(capsys, "show", "--yes", *SMALL, "max_cells=3")
+    assert code == 0 and out.rstrip().endswith("# 4 cells")
+
+
+def test_each_run_writes_a_log_file_in_its_store(tmp_path, capsys):
+    broken = "+method.broken={key:broken,target:'paceggm.no_such_module:Estimator'}"
+    code, out, err = _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}", broken, "datasets=[syn1,not_here]")
+    assert code == 1
+    logs = list((tmp_path / "demo" / "logs").glob("*.log"))
+    assert len(logs) == 1 and f"log: {logs[0]}" in out
+    text = logs[0].read_text()
+    assert "paceggm-bench run demo" in text and "grid: 16 cells, 0 already stored, 16 to run" in text
+    assert "WARNING data set not_here not available (8 cells left pending)" in text
+    assert text.count("ERROR   failed") == 4 and "ModuleNotFoundError" in text and "Traceback" in text
+    assert text.count("INFO    ok ") == 4 and "done: ran 8 (ok 4, failed 4), unavailable 8" in text
+    assert "INFO" not in out and "Traceback" not in err  # the console stays as it was
+    manifest = json.loads((tmp_path / "demo" / "manifest.json").read_text())
+    assert manifest["runs"][-1]["log"] == str(logs[0].relative_to(tmp_path / "demo"))
+    # nothing to do: no file (the store may be read-only)
+    assert _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")[0] == 0
+    assert len(list((tmp_path / "demo" / "logs").glob("*.log"))) == 1
+
+
+def test_a_missing_extra_is_one_line_naming_it(monkeypatch, capsys):
+    for name in [m for m in sys.modules if m == "hydra" or m.startswith("hydra.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "hydra", None)  # import hydra -> ModuleNotFoundError
+    code, out, err = _run(capsys, "run", "experiment=demo")
+    assert code == 2 and _one_error_line(err) == ("error: this command needs the 'bench' extra (module 'hydra' is "
+                                                  "not installed): pip install \"paceggm[bench]\"")
+
+
+def test_an_offline_run_says_per_data_set_what_is_missing_and_where_to_put_it(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("PACEGGM_OFFLINE", "1")
+    empty = tmp_path / "data"
+    empty.mkdir()
+    code, out, _ = _run(capsys, "run", "experiment=demo", "method=[diagonal]", "datasets=[seoul_bike,madeline]",
+                        f"data_dir={empty}", f"runs_dir={tmp_path}", "progress=false")
+    assert code == 0 and "unavailable: 18" in out
+    assert (f"9 cells of seoul_bike: no seoul_bike.csv.gz in {empty}; no OpenML copy is registered. To fix: put "
+            "the file(s) there (gzip or plain) or point $PACEGGM_DATA_DIR / data_dir=… at the folder holding it") in out
+    assert ("9 cells of madeline: no local copy (only on OpenML); OpenML 41144: ConnectionError. To fix: download "
+            "OpenML 41144 once with network access") in out

@@ -91,20 +91,29 @@ def test_identical_results_for_one_and_two_workers_and_dask(tmp_path):
 
 
 def test_failing_method_is_recorded_the_sweep_completes_and_failures_are_retried(tmp_path):
-    cfg = _cfg(tmp_path, "datasets=[syn1]", "+method.paceggm.grid.alpha=[0.3,1.5]",
+    # a class that cannot be imported fails its cells (it may exist on the next run); a parameter the
+    # class refuses is a config error, refused before anything runs (test_a_refused_parameter_runs_nothing)
+    cfg = _cfg(tmp_path, "datasets=[syn1]", "+method.paceggm.grid.alpha=[0.3,0.5]",
                "+method.broken={key:broken,target:'paceggm.no_such_module:Estimator'}")
     summary = run_sweep(cfg)
-    assert (summary.n_cells, summary.n_ok, summary.n_failed) == (12, 4, 8)
+    assert (summary.n_cells, summary.n_ok, summary.n_failed) == (12, 8, 4)
     text = summary.format()
-    assert "failures: 8" in text and "alpha" in text and "paceggm.no_such_module" in text
+    assert "failures: 4" in text and "paceggm.no_such_module" in text
     df, _ = _table(cfg)
     failed = df[df["status"] == "failed"]
-    assert set(failed["variant"]) == {"paceggm[alpha=1.5]", "broken"}
+    assert set(failed["variant"]) == {"broken"}
     assert failed["error"].str.contains("Traceback").all()
     assert failed["mahalanobis"].isna().all()
     assert (df.loc[df["status"] == "ok", "error"] == "").all()
     retry = run_sweep(cfg)
-    assert (retry.n_skipped, retry.n_ran, retry.n_failed) == (4, 8, 8)
+    assert (retry.n_skipped, retry.n_ran, retry.n_failed) == (8, 4, 4)
+
+
+def test_a_refused_parameter_runs_nothing(tmp_path):
+    cfg = _cfg(tmp_path, "datasets=[syn1]", "+method.paceggm.grid.alpha=[0.3,1.5]")
+    with pytest.raises(ValueError, match=r"method.paceggm \(paceggm\[alpha=1.5\]\): alpha must lie in the open"):
+        run_sweep(cfg)
+    assert not (tmp_path / "demo").exists()
 
 
 def test_unavailable_data_is_reported_not_stored_and_retried(tmp_path):

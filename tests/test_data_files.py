@@ -237,13 +237,63 @@ def test_openml_only_data_set_with_mocked_client(monkeypatch, tmp_path):
     import openml
 
     rng = np.random.default_rng(0)
-    frame = pd.DataFrame(rng.normal(size=(50, 5)), columns=[f"V{i}" for i in range(5)])
+    n = get_config("madeline").check.rows  # the registry's shape: 3,140 x 260, the class included
+    frame = pd.DataFrame(rng.normal(size=(n, 258)), columns=[f"V{i}" for i in range(258)])
     frame["const"] = 1.0
-    frame["class"] = pd.Categorical(rng.integers(0, 2, 50).astype(str))
+    frame["class"] = pd.Categorical(rng.integers(0, 2, n).astype(str))
     monkeypatch.delenv("PACEGGM_OFFLINE")
     monkeypatch.setattr(openml.datasets, "get_dataset", lambda *a, **k: _FakeOpenMLDataset(frame))
     ds = load_dataset("madeline", data_dir=tmp_path)
-    assert ds.columns == tuple(f"V{i}" for i in range(5))  # constant and class dropped
+    assert ds.columns == tuple(f"V{i}" for i in range(258))  # constant and class dropped
+
+
+def test_a_planted_openml_cache_file_is_refused_naming_it(monkeypatch, tmp_path):
+    """A 3-row file where the client's cache keeps madeline (registry: 3,140 x 260) is never used."""
+    import openml
+
+    planted = tmp_path / "openml-cache" / "org" / "openml" / "www" / "datasets" / "41144" / "dataset_41144.pq"
+    planted.parent.mkdir(parents=True)
+    pd.DataFrame({"V1": [0.1, 0.2, 0.3], "class": pd.Categorical(["1", "2", "1"])}).to_parquet(planted)
+
+    class Cached(_FakeOpenMLDataset):  # what the client returns for a cached data set
+        parquet_file = str(planted)
+
+    monkeypatch.delenv("PACEGGM_OFFLINE")
+    monkeypatch.setattr(openml.datasets, "get_dataset", lambda *a, **k: Cached(pd.read_parquet(planted)))
+    with pytest.raises(DatasetFileError, match=rf"^{planted} \(OpenML 41144\): 3 rows, the registry \(madeline\) "
+                                               r"lists 3,140; the file is not the documented data set"):
+        load_dataset("madeline", data_dir=tmp_path)
+
+
+def test_a_table_that_differs_from_the_registered_content_is_refused(monkeypatch):
+    from paceggm.bench.data import dataset as dataset_module
+
+    real = dataset_module.load_frame
+
+    def edited(cfg, data_dir):
+        frame, source = real(cfg, data_dir)
+        frame = frame.copy()
+        frame.iloc[7, 3] += 1e-9  # one value, in the last digits
+        return frame, "file:/somewhere/edited.csv"
+
+    monkeypatch.setattr(dataset_module, "load_frame", edited)
+    clear_cache()
+    try:
+        with pytest.raises(DatasetFileError, match=r"^/somewhere/edited.csv: the content of breast_cancer_sklearn's "
+                                                   r"kept columns differs from the registry's \(SHA-256"):
+            load_dataset("breast_cancer_sklearn")
+    finally:
+        clear_cache()
+
+
+def test_every_data_set_records_what_any_copy_must_hold():
+    from paceggm.bench.data.registry import list_datasets
+
+    for name in list_datasets():
+        check = get_config(name).get("check")
+        assert check is not None and check.rows > 0, name
+        if get_config(name).raw is not None or get_config(name).get("builtin") is not None:
+            assert len(check.sha256) == 64 and check.columns, name  # a local copy exists: hashed
 
 
 def test_openml_column_count_mismatch_is_named(monkeypatch, tmp_path):

@@ -4,6 +4,7 @@
     paceggm-bench collect [-m] [--cfg job] [overrides…]   # rebuild results.parquet, report missing cells
     paceggm-bench show    [-m] [overrides…]               # print the composed config and its cell count
     paceggm-bench summary [-m] [overrides…]               # mean errors per data set, variant and rho
+    paceggm-bench prune   [--failed] [--policy P] [--commit C] [--dry-run] [overrides…]   # drop stored cells
     paceggm-bench figures [figure args…]                  # delegate to paceggm.bench.figures
 
 Overrides use Hydra's grammar: ``experiment=main rho=[0.1,1] trials=3 datasets=[adult,pol]
@@ -14,6 +15,8 @@ method.paceggm.params.solver=ipm backend=dask backend.n_jobs=2``. A comma-separa
 Exit status: 0 success (cells waiting for unavailable data included); 1 some cell failed;
 2 a usage, config or environment error (one line on stderr, nothing run); 128 + the signal
 number when interrupted (SIGINT: 130, SIGTERM: 143), leaving a resumable store.
+The whole config is checked before anything runs (:mod:`paceggm.bench.config_schema`);
+a grid of more than ``max_cells`` cells (50,000) runs only with ``--yes``.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ COMMANDS = {
     "collect": "rebuild <runs_dir>/<name>/results.parquet from the stored cells; list missing cells",
     "show": "print the composed config and its number of cells",
     "summary": "mean errors per data set, variant and rho, over the cells of the grid",
+    "prune": "delete stored cells: failed ones, those of a bound policy or of a commit (criteria combine)",
     "figures": "draw the figures and tables (python -m paceggm.bench.figures --help)",
 }
 
@@ -73,6 +77,14 @@ def _parser() -> argparse.ArgumentParser:
                        help="run the command once per combination of the swept values (key=a,b)")
         p.add_argument("-c", "--cfg", choices=("job",),
                        help="print the composed config (as Hydra's --cfg job does) and exit")
+        p.add_argument("--yes", action="store_true",
+                       help="confirm a grid larger than max_cells (same as confirm_large=true)")
+        if name == "prune":
+            p.add_argument("--failed", action="store_true", help="the failed cells")
+            p.add_argument("--policy", choices=("raise", "clip", "waive"),
+                           help="the cells computed under this bound policy (bound_check)")
+            p.add_argument("--commit", metavar="PREFIX", help="the cells computed by a commit (a prefix of its hash)")
+            p.add_argument("--dry-run", action="store_true", help="list what would be deleted, delete nothing")
         if name == "collect":
             p.add_argument("--publish", metavar="DIR", default=None,
                            help="also write the recipe's table to DIR/<name>/results.parquet, only if every "
@@ -147,7 +159,7 @@ def _collect(cfg, cells, *, publish_to: str | None = None) -> int:
         print(f"nothing to collect: {store.cells_dir} does not exist (run the experiment first)", file=sys.stderr)
         return 1
     with store.lock():
-        table, report = collect(store, expected=cells)
+        table, report = collect(store, expected=cells, quarantine=True)
     print(report.format())
     if publish_to is not None:
         print(publish(table, cells, Path(publish_to) / cfg["name"] / "results.parquet",
@@ -169,15 +181,25 @@ def _recipe_grid(cfg, cells) -> None:
 def _summary(cfg, cells) -> int:
     import pandas as pd
 
-    from paceggm.bench.collect import grid_view
+    from paceggm.bench.collect import collect, grid_view
     from paceggm.bench.runner import store_for
+    from paceggm.bench.schema import STORED_COLUMNS
     from paceggm.bench.summary import format_summary, summarize
 
-    path = store_for(cfg).results_path
-    if not path.is_file():
+    store = store_for(cfg)
+    path = store.results_path
+    if not path.is_file() and not store.cells_dir.is_dir():
         print(f"no results table at {path} (run the experiment first)", file=sys.stderr)
         return 1
-    table = pd.read_parquet(path)
+    try:
+        table = pd.read_parquet(path)
+        missing = [c for c in STORED_COLUMNS if c not in table.columns]
+        if missing:
+            raise ValueError(f"no column(s) {', '.join(missing)}")
+    except Exception as exc:  # damaged, truncated, not Parquet, or a column lost: the cells are the truth
+        print(f"note: {path} cannot be used ({_one_line(exc)[:200]}); rebuilt from the cell files", file=sys.stderr)
+        with store.lock():
+            table, _ = collect(store, quarantine=True)
     if _keys(cells) == _keys(_recipe_cells(cfg)):
         # the recipe as it is: every stored cell, the rows the figures draw
         print(format_summary(summarize(table)))
@@ -187,6 +209,54 @@ def _summary(cfg, cells) -> int:
     print(format_summary(summarize(view)))
     print(f"# {len(view)} of the grid's {len(cells)} cells are stored; the table {path} holds "
           f"{len(table)} cells in all")
+    return 0
+
+
+def _prune(cfg, *, failed: bool, policy: str | None, commit: str | None, dry_run: bool) -> int:
+    """Delete the stored cells that match every criterion given, then rebuild the results table."""
+    from paceggm.bench.collect import collect
+    from paceggm.bench.runner import store_for
+
+    if not (failed or policy or commit):
+        raise UsageError("prune needs at least one of --failed, --policy, --commit")
+    store = store_for(cfg)
+    if not store.cells_dir.is_dir():
+        print(f"nothing to prune: {store.cells_dir} does not exist", file=sys.stderr)
+        return 1
+    with store.lock():
+        scan = store.scan()
+        chosen, unknown = [], 0
+        for key, row in sorted(scan.rows.items()):
+            computed = (scan.meta.get(key) or {}).get("computed") or {}
+            if failed and row.get("status") != "failed":
+                continue
+            if policy:
+                # older cell files record only whether the guarantee held, which tells waive apart
+                stored = computed.get("bound_check") or ("waive" if row.get("guarantee_holds") is False else None)
+                if stored is None:
+                    unknown += 1
+                    continue
+                if stored != policy:
+                    continue
+            if commit:
+                if not computed.get("commit"):
+                    unknown += 1
+                    continue
+                if not str(computed["commit"]).startswith(commit):
+                    continue
+            chosen.append(key)
+        what = ", ".join(w for w in (failed and "failed", policy and f"bound policy {policy}",
+                                     commit and f"commit {commit}") if w)
+        for key in chosen:
+            row = scan.rows[key]
+            print(f"  {'would delete' if dry_run else 'deleted'}: {row.get('variant')} on {row.get('dataset')}, "
+                  f"rho={row.get('rho')}, trial={row.get('trial')} [{key}]")
+            if not dry_run:
+                store.cell_path(key).unlink()
+        print(f"{'would prune' if dry_run else 'pruned'} {len(chosen)} of {len(scan.rows)} cells ({what}) "
+              f"of {store.root}" + (f"; {unknown} cells record no policy or commit and are kept" if unknown else ""))
+        if not dry_run:
+            print(collect(store, quarantine=True)[1].format())
     return 0
 
 
@@ -207,7 +277,8 @@ def _recipe_cells(cfg) -> list:
         return []
 
 
-def _job(command: str, overrides: list[str], *, print_cfg: bool, publish_to: str | None = None) -> int:
+def _job(command: str, overrides: list[str], *, print_cfg: bool, publish_to: str | None = None,
+         prune: dict | None = None) -> int:
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
@@ -234,6 +305,8 @@ def _job(command: str, overrides: list[str], *, print_cfg: bool, publish_to: str
         return 0
     if command == "summary":
         return _summary(cfg, cells)
+    if command == "prune":
+        return _prune(cfg, **prune)
     status = 0
     if command == "run":
         summary = run_sweep(cfg, overrides=overrides)
@@ -242,7 +315,26 @@ def _job(command: str, overrides: list[str], *, print_cfg: bool, publish_to: str
     return max(status, _collect(cfg, cells, publish_to=publish_to))
 
 
+#: The extra that installs each module the harness imports beyond the library (pyproject.toml).
+EXTRA_OF = {"hydra": "bench", "omegaconf": "bench", "pandas": "bench", "pyarrow": "bench", "joblib": "bench",
+            "matplotlib": "bench", "threadpoolctl": "bench", "tqdm": "bench", "yaml": "bench", "openml": "bench",
+            "dask": "cluster", "distributed": "cluster"}
+
+
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except ModuleNotFoundError as exc:
+        module = (exc.name or "").split(".", 1)[0]
+        extra = EXTRA_OF.get(module)
+        if extra is None:
+            raise
+        print(f"error: this command needs the '{extra}' extra (module {module!r} is not installed): "
+              f"pip install \"paceggm[{extra}]\"", file=sys.stderr)
+        return 2
+
+
+def _main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "help":
         argv = ["--help"]
@@ -259,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
     from paceggm.bench.store import IncompatibleRunError, StoreBusyError
 
     try:
-        job_overrides = jobs(args.overrides, multirun=args.multirun)
+        job_overrides = jobs(args.overrides + (["confirm_large=true"] if args.yes else []), multirun=args.multirun)
     except (UsageError, HydraException) as exc:
         print(f"error: {_one_line(exc)}", file=sys.stderr)
         return 2
@@ -269,14 +361,16 @@ def main(argv: list[str] | None = None) -> int:
         for i, overrides in enumerate(job_overrides):
             if len(job_overrides) > 1:
                 print(f"# job {i + 1}/{len(job_overrides)}: {' '.join(overrides)}", flush=True)
+            prune = ({k: getattr(args, k) for k in ("failed", "policy", "commit", "dry_run")}
+                     if args.command == "prune" else None)
             status = max(status, _job(args.command, overrides, print_cfg=bool(args.cfg),
-                                      publish_to=getattr(args, "publish", None)))
+                                      publish_to=getattr(args, "publish", None), prune=prune))
     except KeyboardInterrupt as exc:
         signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
         print(f"\ninterrupted ({signal.Signals(signum).name}): every finished cell is stored; "
               "rerun the same command to resume", file=sys.stderr)
         return 128 + int(signum)
-    except (IncompatibleRunError, StoreBusyError, BackendError) as exc:
+    except (IncompatibleRunError, StoreBusyError, BackendError, UsageError) as exc:
         print(f"error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except OSError as exc:  # a read-only runs directory, a full disk, …: finished cells are kept

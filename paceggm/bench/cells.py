@@ -39,7 +39,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from paceggm.bench.methods import method_spec, resolved_defaults
+from paceggm.bench.methods import check_method_params, method_spec, resolved_defaults
 from paceggm.bench.seeds import data_seed, method_seed, stable_hash
 
 __all__ = ["Cell", "expand", "variant_label"]
@@ -181,6 +181,40 @@ def _names(values, what: str) -> list[str]:
     return list(values)
 
 
+#: Cells a grid may have before a run must be confirmed (``--yes`` or ``confirm_large=true``); the
+#: largest recipe has a few thousand. A config may raise it (``max_cells=…``).
+DEFAULT_MAX_CELLS = 50_000
+
+
+def grid_size(methods: Mapping, datasets, rhos, n_trials: int) -> int:
+    """Cells of a grid, counted without building them (a mistyped grid may have billions)."""
+    total = 0
+    for entry in methods.values():
+        entry = dict(entry or {})
+        if not entry.get("key"):
+            continue
+        variants = math.prod(len(v) if isinstance(v, (list, tuple)) else 1 for v in (entry.get("grid") or {}).values())
+        ds = entry.get("datasets")
+        total += variants * (len(ds) if isinstance(ds, (list, tuple)) else len(datasets)) * len(rhos) * n_trials
+    return total
+
+
+def _check_size(cfg: Mapping, methods: Mapping, datasets, rhos) -> None:
+    from paceggm.bench.config_schema import ConfigError
+
+    limit = cfg.get("max_cells", DEFAULT_MAX_CELLS)
+    if isinstance(limit, bool) or not isinstance(limit, numbers.Integral) or limit < 1:
+        raise ConfigError(f"max_cells must be a positive integer, got {limit!r}")
+    trials = cfg.get("trials")
+    n_trials = len(trials) if isinstance(trials, (list, tuple)) else trials
+    if isinstance(n_trials, bool) or not isinstance(n_trials, numbers.Integral):
+        return  # _trial_indices says what is wrong
+    size = grid_size(methods, datasets, rhos, int(n_trials))
+    if size > limit and cfg.get("confirm_large") is not True:
+        raise ConfigError(f"the grid has {size:,} cells, more than max_cells={limit:,}: check the overrides "
+                          "(rho, trials, datasets, method grids), or confirm with --yes (confirm_large=true)")
+
+
 def expand(cfg: Mapping) -> list[Cell]:
     """All cells of a resolved experiment config (a plain mapping).
 
@@ -202,6 +236,9 @@ def expand(cfg: Mapping) -> list[Cell]:
     rhos = [_positive_float(r, "every rho") for r in rhos]
     if len(set(rhos)) != len(rhos):
         raise ValueError(f"rho values repeat: {rhos}")
+    methods = cfg.get("method")
+    if isinstance(methods, Mapping):
+        _check_size(cfg, methods, datasets, rhos)
     trials = _trial_indices(cfg.get("trials"))
     base_seed = cfg.get("base_seed")
     if isinstance(base_seed, bool) or not isinstance(base_seed, numbers.Integral) or base_seed < 0:
@@ -250,6 +287,7 @@ def expand(cfg: Mapping) -> list[Cell]:
             # class: the cell fails anyway and is retried once the class exists.
             merged = {k: v for k, v in merged.items() if v is not None}
             label = variant_label(name, combo)
+            check_method_params(spec, merged, where=f"method.{name}" + (f" ({label})" if combo else ""))
             frozen = tuple(sorted(merged.items()))
             for ds, rho, trial in itertools.product(ds_list, rhos, trials):
                 cell = Cell(ds, preprocessing, spec.key, spec.target, spec.task, spec.measures,

@@ -50,6 +50,7 @@ class CollectReport:
     corrupt: list[CorruptCell] = field(default_factory=list)
     n_outside: int = 0  # stored cells the current grid does not ask for (kept in the table)
     n_grid: int | None = None  # cells of the current grid, when one was given
+    moved: dict = field(default_factory=dict)  # corrupt file -> where it was moved aside
 
     def format(self) -> str:
         lines = [f"collected {self.n_rows} cells (ok {self.n_ok}, failed {self.n_failed}, "
@@ -59,7 +60,8 @@ class CollectReport:
                          f"{len(self.missing)} missing; {self.n_outside} stored cells of other grids "
                          "are in the table too")
         for c in self.corrupt:
-            lines.append(f"  CORRUPT (not used; rerun to recompute): {c.path}: {c.reason}")
+            where = f"moved to {self.moved[c.path]}; " if self.moved.get(c.path) is not None else ""
+            lines.append(f"  CORRUPT (not used; {where}rerun to recompute): {c.path}: {c.reason}")
         for c in self.missing[:20]:
             lines.append(f"  missing: {c.variant} on {c.dataset}, rho={c.rho:g}, trial={c.trial} [{c.key}]")
         if len(self.missing) > 20:
@@ -136,15 +138,18 @@ def publish(table, cells: Sequence[Cell], dest: Path, *, unavailable=()) -> tupl
     return True, f"published {len(view)} cells -> {dest}{note}"
 
 
-def collect(store: RunStore, *, expected: Sequence[Cell] | None = None) -> tuple[object, CollectReport]:
+def collect(store: RunStore, *, expected: Sequence[Cell] | None = None,
+            quarantine: bool = False) -> tuple[object, CollectReport]:
     """Read every valid cell file of ``store`` into the tidy table and write it as Parquet.
 
     The table always holds every valid stored cell, whatever grid asked for
     it: a run of a reduced grid adds to the table, it never shrinks it. With
     ``expected`` (the cells of the current config) the report says how much
     of that grid is stored and lists the missing cells. Corrupt files are
-    never used: they are listed in the report. An unchanged table is not
-    rewritten (a finished store may be read-only).
+    never used: they are listed in the report, and with ``quarantine=True``
+    (only while holding the store's lock) moved aside into ``quarantine/``.
+    An unchanged table is not rewritten (a finished store may be read-only);
+    a damaged one is rebuilt from the cells.
 
     Returns
     -------
@@ -161,7 +166,8 @@ def collect(store: RunStore, *, expected: Sequence[Cell] | None = None) -> tuple
         n_outside = sum(1 for k in rows if k not in keys)
     df = to_frame([rows[k] for k in sorted(rows)])
     _write_table(df, store.results_path)
+    moved = dict((bad.path, dest) for bad, dest in store.quarantine(scan.corrupt)) if quarantine else {}
     n_ok = int((df["status"] == "ok").sum())
     report = CollectReport(store.results_path, len(df), n_ok, len(df) - n_ok, missing, scan.corrupt,
-                           n_outside, None if expected is None else len(expected))
+                           n_outside, None if expected is None else len(expected), moved)
     return df, report

@@ -59,14 +59,31 @@ def compose_config(overrides: Sequence[str] = (), *, config_dir=None, config_nam
     """The composed ``DictConfig`` for ``overrides`` (e.g. ``["experiment=main", "rho=[0.1,1]"]``)."""
     from hydra import compose, initialize_config_dir
 
+    from paceggm.bench.config_schema import ConfigError, check_composed, check_overrides
     from paceggm.bench.methods import store_configs
 
     store_configs()  # the `method` group comes from the method registry
     conf = Path(config_dir) if config_dir is not None else CONF_DIR
     if not (conf / f"{config_name}.yaml").is_file():
         raise FileNotFoundError(f"no {config_name}.yaml in {conf} (set PACEGGM_CONF_DIR to the conf/ directory)")
-    with initialize_config_dir(config_dir=str(conf.resolve()), version_base="1.3", job_name="paceggm_bench"):
-        return compose(config_name=config_name, overrides=list(overrides))
+    if config_name == "config":
+        check_overrides(overrides, conf)
+    try:
+        with initialize_config_dir(config_dir=str(conf.resolve()), version_base="1.3", job_name="paceggm_bench"):
+            cfg = compose(config_name=config_name, overrides=list(overrides))
+    except Exception as exc:  # Hydra's and OmegaConf's errors, whatever their type: a config error
+        raise ConfigError(_compose_error(exc)) from exc
+    if config_name == "config":
+        check_composed(cfg)
+    return cfg
+
+
+def _compose_error(exc: BaseException) -> str:
+    # Hydra appends its config search path: noise to someone who mistyped a name
+    text = " ".join(str(exc).split("Config search path", 1)[0].split())
+    from paceggm.bench.config_schema import explain_override_error
+
+    return explain_override_error(text) or text or type(exc).__name__
 
 
 def to_plain(cfg) -> dict:

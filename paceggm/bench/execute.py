@@ -18,16 +18,13 @@ from paceggm._validation import aligned_copy
 from paceggm.bench.cells import Cell
 from paceggm.bench.fitted import read_fit
 from paceggm.bench.methods import method_spec, resolve
-from paceggm.bench.schema import STORED_COLUMNS, guarantee_holds
+from paceggm.bench.schema import SPEND_RTOL, STORED_COLUMNS, guarantee_holds
 from paceggm.bench.seeds import canonical_json, seed_sequence
 from paceggm.metrics import frobenius_error, mahalanobis_error
 
 __all__ = ["COLUMNS", "CellData", "prepare_data", "run_cell", "failed_row", "bound_policy"]
 
 COLUMNS = STORED_COLUMNS  # the stored results table (paceggm.bench.schema)
-
-# Relative slack for the overspending check: the ledger adds floats.
-_SPEND_RTOL = 1e-9
 
 
 def bound_policy(policy: str, preprocessing: str) -> str:
@@ -183,7 +180,7 @@ def _fit_and_measure(cell: Cell, data: CellData, row: dict, test_fraction: float
         cov = np.asarray(est.covariance_, dtype=float)
         row["mahalanobis"] = mahalanobis_error(cov, data.truth)
         row["frobenius"] = frobenius_error(cov, data.truth)
-    if not fit.rho_spent <= cell.rho * (1.0 + _SPEND_RTOL):
+    if not fit.rho_spent <= cell.rho * (1.0 + SPEND_RTOL):
         raise RuntimeError(f"privacy budget overspent: rho_spent={fit.rho_spent!r} > rho={cell.rho!r}")
     row.update(asdict(fit))
 

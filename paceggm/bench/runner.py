@@ -39,8 +39,10 @@ from pathlib import Path
 from paceggm._validation import aligned_copy
 from paceggm.bench.cells import Cell, expand
 from paceggm.bench.config import fingerprint, provenance
-from paceggm.bench.execute import CellData, failed_row, prepare_data, run_cell
-from paceggm.bench.store import RunStore
+from paceggm.bench.execute import CellData, bound_policy, failed_row, prepare_data, run_cell
+from paceggm.bench.runlog import run_log
+from paceggm.bench.schema import check_row, guarantee_holds
+from paceggm.bench.store import RunStore, ScanResult
 
 __all__ = ["BackendError", "SweepSummary", "check_config", "default_loader", "is_unavailable", "load_cell_data",
            "resolve_loader", "run_sweep", "store_for"]
@@ -80,7 +82,7 @@ def store_for(cfg: Mapping) -> RunStore:
     for folder in (runs_dir, runs_dir / name):
         if folder.exists() and not folder.is_dir():
             raise ValueError(f"runs_dir: {folder} exists and is not a directory")
-    return RunStore(runs_dir / name)
+    return RunStore(runs_dir / name, validate_row=check_row)
 
 
 def _uses_default_loader(cfg: Mapping, loader) -> bool:
@@ -190,10 +192,11 @@ class SweepSummary:
     n_failed: int = 0
     elapsed: float = 0.0
     failures: list[dict] = field(default_factory=list)
-    corrupt: list = field(default_factory=list)
+    corrupt: list = field(default_factory=list)  # (CorruptCell, where it was moved or None)
     unavailable: dict[str, tuple[int, str]] = field(default_factory=dict)  # data set -> (cells, why)
     n_workers: int = 0
     notes: list[str] = field(default_factory=list)
+    log_path: Path | None = None
 
     @property
     def n_ran(self) -> int:
@@ -221,14 +224,16 @@ class SweepSummary:
             lines.append("  data not available (cells not run, not stored; rerun once the data is there):")
             for ds, (n, why) in sorted(self.unavailable.items()):
                 lines.append(f"    {n:5d} cells of {ds}: {why}")
-        for c in self.corrupt:
-            lines.append(f"  corrupt cell file ignored and recomputed: {c.path} ({c.reason})")
+        for c, moved in self.corrupt:
+            where = f"moved to {moved}" if moved is not None else "left in place (cannot be moved)"
+            lines.append(f"  corrupt cell file not used, {where}; its cell is recomputed: {c.path.name} ({c.reason})")
         if self.failures:
             # Group by the last line of the traceback: usually one cause fails many cells.
             by_cause: dict[str, list[dict]] = {}
             for f in self.failures:
                 by_cause.setdefault(f["cause"], []).append(f)
-            lines.append(f"  failures by cause (retried on the next run; tracebacks in {self.store}/cells/):")
+            where = self.log_path if self.log_path is not None else f"{self.store}/cells/"
+            lines.append(f"  failures by cause (retried on the next run; tracebacks in {where}):")
             for cause, fs in sorted(by_cause.items(), key=lambda kv: -len(kv[1]))[:_MAX_CAUSES]:
                 variants = sorted({f["variant"] for f in fs})
                 datasets = sorted({f["dataset"] for f in fs})
@@ -236,6 +241,8 @@ class SweepSummary:
                 lines.append(f"           variants: {_short(variants)}; data sets: {_short(datasets)}")
             if len(by_cause) > _MAX_CAUSES:
                 lines.append(f"    … and {len(by_cause) - _MAX_CAUSES} more causes")
+        if self.log_path is not None:
+            lines.append(f"  log: {self.log_path}")
         return "\n".join(lines)
 
 
@@ -357,6 +364,7 @@ def _reuse(cfg: Mapping, store: RunStore, todo: Sequence[Cell]) -> set[str]:
     are those of the run that computed it: ``runtime`` does not reuse.
     """
     wanted = {c.key for c in todo}
+    todo_by_key = {c.key: c for c in todo}
     mine = {k: v for k, v in fingerprint(cfg).items() if k != "name"}
     reused: set[str] = set()
     for source in cfg.get("reuse_from") or ():
@@ -372,11 +380,13 @@ def _reuse(cfg: Mapping, store: RunStore, todo: Sequence[Cell]) -> set[str]:
             if not path.is_file():
                 continue
             try:
-                row = other.read_cell(path)
+                record = other.read_record(path)
             except ValueError:
                 continue  # corrupt there: compute it here
+            row = record["row"]
             if row.get("status") == "ok":
-                store.write_cell({**row, "experiment": cfg["name"]})
+                store.write_cell({**row, "experiment": cfg["name"]}, cell=todo_by_key[key].description(),
+                                 computed={**(record.get("computed") or {}), "reused_from": source})
                 reused.add(key)
     return reused
 
@@ -446,38 +456,94 @@ def run_sweep(
     cells = check_config(cfg, loader=loader)
     order = cfg.get("order", "shuffled")
     store = store_for(cfg)
-    with store.lock():
+    with store.lock(), run_log() as runlog:
         return _sweep(cfg, cells, store, loader=loader or resolve_loader(cfg.get("loader")), order=order,
                       overrides=overrides, show=cfg.get("progress", True) if progress is None else progress,
-                      log=log, t_start=t_start, name=name)
+                      log=log, t_start=t_start, name=name, runlog=runlog)
 
 
-def _sweep(cfg, cells, store, *, loader, order, overrides, show, log, t_start, name) -> SweepSummary:
+def _disagreement(cfg: Mapping, scan: ScanResult) -> str | None:
+    """How the stored cells' preprocessing, bound policy or base seed differ from ``cfg``'s, or None.
+
+    A cell file records its description and bound policy; older ones only
+    whether the guarantee held (False exactly when the policy was ``waive``).
+    """
+    preprocessing = cfg.get("preprocessing")
+    policy = bound_policy(cfg.get("bound_check", "auto"), preprocessing)
+    seed = cfg.get("base_seed")
+    found: dict[str, int] = {}
+    for key, row in scan.rows.items():
+        meta = scan.meta.get(key) or {}
+        theirs = []
+        if row.get("preprocessing") != preprocessing:
+            theirs.append(f"preprocessing {row.get('preprocessing')}")
+        stored_policy = (meta.get("computed") or {}).get("bound_check")
+        if stored_policy is not None and stored_policy != policy:
+            theirs.append(f"bound policy {stored_policy}")
+        elif stored_policy is None and row.get("guarantee_holds") not in (None, guarantee_holds(policy)):
+            theirs.append("bound policy " + ("waive" if policy != "waive" else "raise or clip"))
+        stored_seed = (meta.get("cell") or {}).get("base_seed")
+        if stored_seed is not None and stored_seed != seed:
+            theirs.append(f"base_seed {stored_seed}")
+        if theirs:
+            what = ", ".join(theirs)
+            found[what] = found.get(what, 0) + 1
+    if not found:
+        return None
+    cells = "; ".join(f"{n} cells with {what}" for what, n in sorted(found.items()))
+    return f"{cells}; this run: preprocessing {preprocessing}, bound policy {policy}, base_seed {seed}"
+
+
+def _sweep(cfg, cells, store, *, loader, order, overrides, show, log, t_start, name, runlog) -> SweepSummary:
     from joblib import Parallel, delayed
     from tqdm.auto import tqdm
 
+    logger = runlog.logger
     scan = store.scan()
     todo = [c for c in cells if c.key not in scan.finished]
+    prov = provenance(cfg, overrides=overrides)
+    logger.info("paceggm-bench run %s: %s", name, " ".join(prov["argv"]))
+    logger.info("store %s; commit %s; overrides %s", store.root, prov["git_commit"], list(overrides))
+    logger.debug("versions %s; backend %s", prov["versions"], prov["backend"])
     # A run with nothing to do does not touch the store (it may be read-only).
-    store.open(fingerprint=fingerprint(cfg), config=dict(cfg),
-               provenance=provenance(cfg, overrides=overrides), record=bool(todo))
-    summary = SweepSummary(experiment=name, store=store.root, n_cells=len(cells), corrupt=scan.corrupt)
+    writes = bool(todo) or bool(scan.corrupt)
+    if writes:
+        log_path = runlog.start_file(store.root / "logs")
+        if log_path is not None:
+            prov["log"] = str(log_path.relative_to(store.root))
+    store.open(fingerprint=fingerprint(cfg), config=dict(cfg), provenance=prov, record=writes,
+               disagreement=lambda: _disagreement(cfg, scan))
+    moved = store.quarantine(scan.corrupt)
+    for bad, dest in moved:
+        logger.warning("corrupt cell file %s (%s): %s; its cell is recomputed", bad.path,
+                       bad.reason, f"moved to {dest}" if dest is not None else "cannot be moved, left in place")
+    summary = SweepSummary(experiment=name, store=store.root, n_cells=len(cells), corrupt=moved,
+                           log_path=runlog.path)
     if store.rebuilt:
         info = store.rebuilt
         summary.notes.append(f"{store.manifest_path.name} was damaged and has been rebuilt from the "
                              f"{info['cell_files']} cell files (run history lost; the damaged file is kept "
                              f"as {info['damaged_copy']}): {info['damage']}")
+        logger.warning(summary.notes[-1])
     summary.n_skipped = len(cells) - len(todo)
+    logger.info("grid: %d cells, %d already stored, %d to run", len(cells), summary.n_skipped, len(todo))
     if todo and cfg.get("reuse_from"):
         reused = _reuse(cfg, store, todo)
         summary.n_reused = len(reused)
         todo = [c for c in todo if c.key not in reused]
+        logger.info("reused %d cells from %s", len(reused), list(cfg.get("reuse_from")))
+    cell_of = {c.key: c for c in todo}
 
     def record(row: dict) -> None:
-        store.write_cell(row)
+        cell = cell_of[row["cell_key"]]
+        store.write_cell(row, cell=cell.description(),
+                         computed={"bound_check": cell.bound_check, "commit": prov["git_commit"]})
+        where = f"{row['cell_key']} {row['variant']} on {row['dataset']}, rho={row['rho']:g}, trial={row['trial']}"
         if row["status"] == "ok":
+            logger.info("ok     %s (%.3g s)", where, row["wall_time"])
             summary.n_ok += 1
         else:
+            logger.error("failed %s:\n%s", where, row["error"].rstrip())
             summary.n_failed += 1
             summary.failures.append(
                 {"cell_key": row["cell_key"], "variant": row["variant"], "dataset": row["dataset"],
@@ -493,7 +559,9 @@ def _sweep(cfg, cells, store, *, loader, order, overrides, show, log, t_start, n
             data[ds] = load_cell_data(cfg, ds, ds_cells, loader)
         except Exception as exc:
             if is_unavailable(exc):
-                summary.unavailable[ds] = (len(ds_cells), _cause(f"{type(exc).__name__}: {exc}"))
+                hint = getattr(exc, "hint", None)  # what is missing and where to put it
+                summary.unavailable[ds] = (len(ds_cells), hint or _cause(f"{type(exc).__name__}: {exc}"))
+                logger.warning("data set %s not available (%d cells left pending): %s", ds, len(ds_cells), exc)
                 continue
             error = f"data set {ds!r} could not be loaded:\n{traceback.format_exc()}"
             for c in ds_cells:
@@ -530,4 +598,6 @@ def _sweep(cfg, cells, store, *, loader, order, overrides, show, log, t_start, n
                     rows.close()
                 bar.close()
     summary.elapsed = time.perf_counter() - t_start
+    logger.info("done: ran %d (ok %d, failed %d), unavailable %d, %.1f s", summary.n_ran, summary.n_ok,
+                summary.n_failed, summary.n_unavailable, summary.elapsed)
     return summary

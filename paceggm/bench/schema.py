@@ -53,6 +53,7 @@ and when an older table is migrated by :func:`migrate`).
 from __future__ import annotations
 
 import json
+import math
 
 RESULT_COLUMNS = (
     "experiment", "cell_key", "dataset", "preprocessing", "n", "d", "method", "variant",
@@ -66,6 +67,91 @@ STORED_COLUMNS = (*RESULT_COLUMNS, "params")
 PARAM_PREFIX = "p_"
 #: Columns of tables written before parameters were stored as data, and only for PACE-GGM.
 _LEGACY = ("solver", "use_components", "alpha", "beta")
+
+
+_STR = ("experiment", "cell_key", "dataset", "preprocessing", "method", "variant", "status", "error", "params")
+_COUNTS = ("n", "d", "n_measured_diag", "n_measured_offdiag", "n_rounds", "n_solves", "n_capped_solves",
+           "max_solve_iter")
+_REALS = ("mahalanobis", "frobenius", "mse", "rho_spent", "wall_time", "solve_time")
+_FLAGS = ("guarantee_holds", "converged")
+_INT64 = 2**63
+#: Relative slack of the overspending check (the ledger adds floats), as in paceggm.bench.execute.
+SPEND_RTOL = 1e-9
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and -_INT64 < v < _INT64
+
+
+def _is_real(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and (not isinstance(v, int) or _is_int(v))
+
+
+def _finite(v) -> bool:
+    return _is_real(v) and math.isfinite(v)
+
+
+def check_row(row: dict, cell: dict | None = None) -> None:
+    """Refuse a stored row the results table cannot hold as it claims (the store's ``validate_row``).
+
+    Every column of the table has its type (a string, a count, a real number
+    or NaN, a flag or null); an ``ok`` row has the sizes of its data, finite
+    errors (covariance) or MSE (regression), a finite spent budget within its
+    ρ, and a finite time. With the cell's description (``cell``, recorded
+    beside the row), the row must describe the same cell.
+
+    Raises
+    ------
+    ValueError
+        Naming the first column that is wrong.
+    """
+    for col in ("cell_key", "dataset", "preprocessing", "method", "variant", "status", "params"):
+        if col not in row:
+            raise ValueError(f"no {col!r}")
+    for col in _STR:
+        if col in row and not isinstance(row[col], str):
+            raise ValueError(f"{col} must be a string, got {type(row[col]).__name__}")
+    for col in _COUNTS:
+        v = row.get(col)
+        if v is not None and not (_is_int(v) and v >= 0):
+            raise ValueError(f"{col} must be a non-negative integer or null, got {str(v)[:40]}")
+    for col in _REALS:
+        v = row.get(col)
+        if v is not None and not _is_real(v):
+            raise ValueError(f"{col} must be a number, got {type(v).__name__}")
+    for col in _FLAGS:
+        v = row.get(col)
+        if v is not None and not isinstance(v, bool):
+            raise ValueError(f"{col} must be true, false or null, got {str(v)[:40]}")
+    if not (_finite(row.get("rho")) and row["rho"] > 0):
+        raise ValueError(f"rho must be a positive finite number, got {str(row.get('rho'))[:40]}")
+    for col in ("trial", "seed"):
+        if not (_is_int(row.get(col)) and row[col] >= 0):
+            raise ValueError(f"{col} must be a non-negative integer, got {str(row.get(col))[:40]}")
+    try:
+        params = json.loads(row["params"])
+    except (ValueError, RecursionError):
+        params = None
+    if not isinstance(params, dict):
+        raise ValueError("params is not a JSON object")
+    if row["status"] == "ok":
+        if not (_is_int(row.get("n")) and row["n"] >= 2 and _is_int(row.get("d")) and row["d"] >= 1):
+            raise ValueError("an ok row needs its data's n >= 2 and d >= 1")
+        covariance = _finite(row.get("mahalanobis")) and _finite(row.get("frobenius"))
+        if not (covariance or _finite(row.get("mse"))):
+            raise ValueError("an ok row needs finite mahalanobis and frobenius errors, or a finite mse")
+        if not (_finite(row.get("rho_spent")) and 0 <= row["rho_spent"] <= row["rho"] * (1 + SPEND_RTOL)):
+            raise ValueError(f"an ok row needs a spent budget within its rho, got {str(row.get('rho_spent'))[:40]}")
+        if not (_finite(row.get("wall_time")) and row["wall_time"] >= 0):
+            raise ValueError("an ok row needs a finite wall_time")
+    if cell is not None:
+        same = {"dataset": cell.get("dataset"), "preprocessing": cell.get("preprocessing"),
+                "rho": cell.get("rho"), "trial": cell.get("trial")}
+        for col, want in same.items():
+            if row.get(col) != want:
+                raise ValueError(f"{col} {str(row.get(col))[:40]} differs from the cell's description ({str(want)[:40]})")
+        if params != cell.get("params"):
+            raise ValueError("params differ from the cell's description")
 
 
 def guarantee_holds(bound_check: str) -> bool:

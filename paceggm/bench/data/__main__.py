@@ -13,9 +13,10 @@ import os
 import sys
 from pathlib import Path
 
-from .dataset import load_dataset
+from .checks import check_table, table_check
+from .dataset import load_dataset, load_table
 from .registry import get_config, list_datasets, paper_datasets, repo_root, resolve_data_dir
-from .sources import OFFLINE_ENV, DatasetUnavailableError
+from .sources import OFFLINE_ENV, DatasetFileError, DatasetUnavailableError, source_files
 from .stats import TableRow, dataset_statistics, write_tables
 
 
@@ -38,6 +39,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m paceggm.bench.data", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="print the registered data sets")
+    check = sub.add_parser("check", help="print each data set's check block as loaded here, and whether it "
+                                         "matches the registry's (exit 1 if one differs)")
+    check.add_argument("--data-dir", default=None, help="raw-file folder (default: $PACEGGM_DATA_DIR, then conf)")
+    check.add_argument("--datasets", nargs="*", default=None, help="subset of names (default: every registered one)")
     stats = sub.add_parser("stats", help="write the data-set table to figures/tables/")
     stats.add_argument("--data-dir", default=None, help="raw-file folder (default: $PACEGGM_DATA_DIR, then conf)")
     stats.add_argument("--preprocessing", default="paper", choices=("paper", "strict"))
@@ -50,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
         for name in list_datasets():
             print(name)
         return 0
+    if args.command == "check":
+        return _check(args.datasets or list_datasets(), args.data_dir)
     if args.offline:
         os.environ[OFFLINE_ENV] = "1"
     names = args.datasets or [n for n in paper_datasets() if n in list_datasets()]  # its table's order
@@ -63,6 +70,29 @@ def main(argv: list[str] | None = None) -> int:
                                                       "differs: " + ", ".join(row.mismatches()))
         print(f"  {row.name:18s} {verdict}")
     return 0 if any(r.ours is not None for r in rows) else 1
+
+
+def _check(names, data_dir) -> int:
+    """Print the ``check`` block of each data set as loaded here (to record in conf/dataset/<name>.yaml)."""
+    import yaml
+
+    differs = 0
+    for name in names:
+        cfg = get_config(name)
+        try:
+            table, kept, source = load_table(name, resolve_data_dir(data_dir), check=False)
+        except DatasetUnavailableError as exc:
+            print(f"# {name}: not available here: {exc.hint}")
+            continue
+        block = table_check(cfg, table, kept)
+        try:
+            check_table(cfg, table, kept, where=source_files(source))
+            verdict = "matches the registry" if cfg.get("check") is not None else "no check recorded"
+        except DatasetFileError as exc:
+            verdict, differs = f"DIFFERS: {exc}", differs + 1
+        print(f"# {name} ({source_files(source)}): {verdict}")
+        print(yaml.safe_dump({"check": block}, sort_keys=False, width=110), end="")
+    return 1 if differs else 0
 
 
 if __name__ == "__main__":

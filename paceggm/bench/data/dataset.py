@@ -9,9 +9,10 @@ from pathlib import Path
 
 import numpy as np
 
+from .checks import check_table
 from .preprocess import PREPROCESSINGS, complete_nonconstant, preprocess, select_columns
 from .registry import get_config, resolve_data_dir
-from .sources import encode_columns, load_frame
+from .sources import encode_columns, load_frame, source_files
 
 
 # eq=False: equality of records holding arrays would be ambiguous; identity is what the cache gives.
@@ -77,11 +78,27 @@ def _readonly(X: np.ndarray) -> np.ndarray:
     return X
 
 
+def load_table(name: str, data_dir, *, check: bool = True):
+    """``(table, kept columns, source)`` of a registered data set, checked against its registry entry.
+
+    ``table`` is the source's table with canonical column names, ``kept`` its
+    selected numeric columns (missing values still present), ``source`` where it
+    came from. With ``check``, a table that is not the registered data set is
+    refused (:func:`paceggm.bench.data.checks.check_table`).
+    """
+    cfg = get_config(name)
+    table, source = load_frame(cfg, Path(data_dir))
+    kept = select_columns(cfg, encode_columns(cfg, table))
+    if check:
+        check_table(cfg, table, kept, where=source_files(source))
+    return table, kept, source
+
+
 @functools.lru_cache(maxsize=64)
 def _load_cached(name: str, preprocessing: str, data_dir: str) -> Dataset:
     cfg = get_config(name)
-    frame, source = load_frame(cfg, Path(data_dir))
-    frame = complete_nonconstant(select_columns(cfg, encode_columns(cfg, frame)))
+    _table, kept, source = load_table(name, data_dir)
+    frame = complete_nonconstant(kept)
     target, label = cfg.get("target"), cfg.get("label")
     if target is not None and target not in frame.columns:
         raise ValueError(f"{name}: regression target {target!r} was dropped (constant or not numeric)")

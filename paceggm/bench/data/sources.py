@@ -31,7 +31,14 @@ OFFLINE_ENV = "PACEGGM_OFFLINE"
 
 
 class DatasetUnavailableError(FileNotFoundError):
-    """No local file, no cached copy and no OpenML download for a data set."""
+    """No local file, no cached copy and no OpenML download for a data set.
+
+    ``hint`` is one line saying what is missing and where to put it (what a sweep prints per data set).
+    """
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.hint = hint or message
 
 
 class DatasetFileError(ValueError):
@@ -191,9 +198,22 @@ def fetch_openml(openml_id: int) -> tuple[pd.DataFrame, str]:
         int(openml_id), download_data=True, download_qualities=False, download_features_meta_data=False
     )
     frame, *_ = dataset.get_data(dataset_format="dataframe")
+    cached = getattr(dataset, "parquet_file", None) or getattr(dataset, "data_file", None)
+    where = f"{cached}" if cached else f"openml client cache {openml.config.get_cache_directory()}"
     if not isinstance(frame, pd.DataFrame):
-        raise DatasetFileError(f"OpenML {openml_id}: expected a data frame, got {type(frame).__name__}")
-    return frame, f"openml client cache {openml.config.get_cache_directory()}"
+        raise DatasetFileError(f"{where} (OpenML {openml_id}): expected a data frame, got {type(frame).__name__}")
+    return frame, where
+
+
+def source_files(source: str) -> str:
+    """The file(s) a table came from, out of :func:`load_frame`'s description of its source."""
+    kind, _, rest = source.partition(":")
+    if kind == "file":
+        return rest.replace(",", ", ")
+    if kind == "openml":
+        openml_id, _, where = rest.partition(":")
+        return f"{where} (OpenML {openml_id})"
+    return source
 
 
 def openml_frame(cfg: DictConfig, frame: pd.DataFrame) -> pd.DataFrame:
@@ -254,7 +274,7 @@ def load_frame(cfg: DictConfig, data_dir: Path) -> tuple[pd.DataFrame, str]:
     if paths is not None:
         return read_raw(cfg, paths), "file:" + ",".join(map(str, paths))
     spec = cfg.get("openml")
-    reason = "no OpenML copy is registered"
+    reason = short = "no OpenML copy is registered"
     if spec is not None:
         try:
             frame, where = fetch_openml(int(spec.id))
@@ -263,6 +283,7 @@ def load_frame(cfg: DictConfig, data_dir: Path) -> tuple[pd.DataFrame, str]:
             raise
         except Exception as exc:  # no network, server down, client missing: all mean "not available"
             reason = f"OpenML download of id {int(spec.id)} failed ({type(exc).__name__}: {exc})"
+            short = f"OpenML {int(spec.id)}: {type(exc).__name__}"
     wanted = " + ".join(str(f) for f in cfg.raw.files) if cfg.get("raw") is not None else None
     where = []
     if wanted:
@@ -271,10 +292,17 @@ def load_frame(cfg: DictConfig, data_dir: Path) -> tuple[pd.DataFrame, str]:
     if spec is not None:
         where.append(f"run once with network access to download it from OpenML "
                      f"(https://www.openml.org/d/{int(spec.id)}; kept in the openml client's cache)")
+    todo = []
+    if wanted:
+        todo.append(f"put the file(s) there (gzip or plain) or point ${DATA_DIR_ENV} / data_dir=… at the folder holding it")
+    if spec is not None:
+        todo.append(f"download OpenML {int(spec.id)} once with network access (kept in the openml client's cache)")
+    missing = f"no {wanted} in {data_dir}" if wanted else "no local copy (only on OpenML)"
     raise DatasetUnavailableError(
         f"data set {cfg.name!r} is not available: "
         + (f"no {wanted} in {data_dir}; " if wanted else "")
-        + f"{reason}. To fix: " + "; or ".join(where) + ". See datasets/README.md."
+        + f"{reason}. To fix: " + "; or ".join(where) + ". See datasets/README.md.",
+        hint=f"{missing}; {short}. To fix: " + "; or ".join(todo),
     )
 
 
