@@ -82,10 +82,12 @@ def main(argv=None) -> int:
         lines.append(f"| `{name}` | {diff_line(name)} | {reasons.get(name, '**unexplained**')} |")
     if not survivors:
         lines.append("| — | — | — |")
-    others = sorted((n, s) for n, s in status.items() if s not in ("killed", "survived", "timeout"))
+    others = collections.Counter((n.rpartition("__mutmut_")[0], s) for n, s in status.items()
+                                 if s not in ("killed", "survived", "timeout"))
     if others:
-        lines += ["", "## Not decided", "", "| mutant | status |", "|---|---|"]
-        lines += [f"| `{n}` | {s} |" for n, s in others]
+        lines += ["", "## Not decided (not run, or no test covers them)", "", "| function | status | mutants |",
+                  "|---|---|---:|"]
+        lines += [f"| `{f}` | {s} | {k} |" for (f, s), k in sorted(others.items())]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"{len(status)} mutants: {counts['killed']} killed, {counts['survived']} survived "
