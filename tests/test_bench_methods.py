@@ -147,3 +147,42 @@ def test_the_library_test_lists_name_every_registered_class():
     registered = {task: {resolve(spec) for spec in METHODS.values() if spec.task == task}
                   for task in ("covariance", "regression")}
     assert registered == {"covariance": set(COVARIANCE), "regression": set(REGRESSION)}
+
+
+class Overspending(NoisyDiagonal):
+    """NoisyDiagonal that reports spending ``overspend`` times its budget."""
+
+    def __init__(self, rho, *, bound=1.0, bound_check="raise", random_state=None, shrink=1.0, overspend=1.0):
+        super().__init__(rho, bound=bound, bound_check=bound_check, random_state=random_state, shrink=shrink)
+        self.overspend = overspend
+
+    def fit(self, X):
+        super().fit(X)
+        self.rho_spent_ = self.rho * self.overspend
+        return self
+
+
+@pytest.mark.parametrize(("overspend", "refused"), [
+    (1.0, False),  # exactly the budget
+    (1.0 + 1e-12, False),  # the ledger's float rounding of a sum of charges (far below any privacy meaning)
+    (1.0 + 1e-6, True),
+    (2.0, True),
+])
+def test_the_harness_refuses_a_method_that_overspends(overspend, refused):
+    from paceggm.bench.cells import Cell
+    from paceggm.bench.execute import prepare_data, run_cell
+
+    class Data:
+        X = bounded_gaussian(200, 3, seed=0)
+        bound = 1.0
+
+    data = prepare_data(Data(), name="toy", preprocessing="strict", bound_check="auto", need_target=False)
+    cell = Cell("toy", "strict", "overspending", f"{__name__}:Overspending", "covariance", "diagonal",
+                (("overspend", overspend),), "overspending", 0.5, 0, 1)
+    row = run_cell(cell, data, experiment="test")
+    if refused:
+        assert row["status"] == "failed" and "privacy budget overspent" in row["error"], row["error"]
+        assert np.isnan(row["frobenius"])
+    else:
+        assert row["status"] == "ok", row["error"]
+        assert row["rho_spent"] == 0.5 * overspend

@@ -52,6 +52,10 @@ def check_budget_path(res, *, rho, alpha, beta, d, T):
     if not first.final:
         rho_round = float(Fraction(rho) - sum(Fraction(c.rho) for c in diag)) / T
         assert math.isclose(first.rho_select, beta * rho_round, rel_tol=1e-12)
+    # Annealing fires exactly when the change is within the measurement's expected absolute
+    # noise, E|N(0, σ²)| = sqrt(2/π) σ (computed here, not read from the estimator).
+    for r in res.history:
+        assert r.annealed == ((not r.final) and r.change <= math.sqrt(2.0 / math.pi) * r.sigma), r
     for prev, cur in zip(res.history, res.history[1:]):
         if cur.final:
             continue
@@ -63,6 +67,7 @@ def check_budget_path(res, *, rho, alpha, beta, d, T):
 def test_ledger_exact_over_thousands_of_random_paths(jitter_solver):
     rng = np.random.default_rng(20261125)
     annealed_any = 0
+    near = {"below": 0, "above": 0}  # rounds whose change is within 2x of the annealing threshold
     for i in range(1500):
         d = int(rng.integers(1, 6))
         n = int(rng.integers(2, 200))
@@ -77,8 +82,14 @@ def test_ledger_exact_over_thousands_of_random_paths(jitter_solver):
         T = max_rounds if max_rounds is not None else max(1, d * (d - 1))
         check_budget_path(res, rho=rho, alpha=float(alpha), beta=float(beta), d=d, T=T)
         annealed_any += res.n_annealed > 0
-    # The sample really exercised annealing (and every path ends in a final round).
+        for r in res.history[:-1]:
+            ratio = r.change / (math.sqrt(2.0 / math.pi) * r.sigma)
+            near["below"] += 0.5 < ratio <= 1.0
+            near["above"] += 1.0 < ratio <= 2.0
+    # The sample really exercised annealing (and every path ends in a final round), with
+    # rounds on both sides of the threshold close enough that a threshold off by 2x shows.
     assert annealed_any > 300
+    assert near["below"] >= 20 and near["above"] >= 20, near
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -105,6 +116,78 @@ def test_measurement_noise_scale_chi_square(jitter_solver):
             assert m.sigma == sigma
             z.append((m.value - truth[m.entry]) / m.sigma)
     z = np.array(z)
+    p = stats.chi2.cdf(float(np.sum(z**2)), df=z.size)
+    assert 5e-4 < p < 1 - 5e-4
+    assert stats.kstest(z, "norm").pvalue > 1e-3
+
+
+def test_mechanisms_run_at_exactly_the_budget_the_ledger_charges(monkeypatch):
+    """Each release uses the budget its ledger entry charges: the selection's logits are
+    ``sqrt(8ρ)/(2Δ)·(score − max score)`` and the measurement's noise scale ``Δ/sqrt(2ρ)`` for
+    the ρ of its charge, with Δ = 2B²/n (the formulas written out here, not read from the library)."""
+    import paceggm.estimator as estimator_module
+    from paceggm.privacy import mechanisms
+
+    calls = []
+    real_select, real_argmax, real_normal = (estimator_module.exponential_mechanism, mechanisms._gumbel_argmax,
+                                             np.random.Generator.normal)
+
+    def select(scores, **kw):
+        calls.append(["select", np.array(scores, dtype=float)])
+        return real_select(scores, **kw)
+
+    def argmax(logits, rng):
+        calls[-1].append(np.array(logits, dtype=float))
+        return real_argmax(logits, rng)
+
+    class Recording(np.random.Generator):
+        def normal(self, loc=0.0, scale=1.0, size=None):
+            calls.append(["measure", float(scale)])
+            return real_normal(self, loc, scale, size)
+
+    monkeypatch.setattr(estimator_module, "exponential_mechanism", select)
+    monkeypatch.setattr(mechanisms, "_gumbel_argmax", argmax)
+    for seed, (n, d, bound, rho) in enumerate([(300, 4, 1.0, 0.5), (1000, 6, 2.0, 5.0), (50, 3, 1.0, 0.01)]):
+        X = bounded_gaussian(n, d, seed) * bound
+        calls.clear()
+        res = pace_ggm(X, rho=rho, bound=bound, random_state=Recording(np.random.PCG64(seed)))
+        delta = 2.0 * bound**2 / n
+        assert [c.purpose for c in res.charges] == [
+            "initialise: diagonal" if i < d else ("select" if (i - d) % 2 == 0 else "measure")
+            for i in range(len(res.charges))]
+        assert [c[0] for c in calls] == ["measure" if c.purpose != "select" else "select" for c in res.charges]
+        for charge, call, m in zip(res.charges, calls, _by_charge(res)):
+            if call[0] == "select":
+                _, scores, logits = call
+                expected = math.sqrt(8.0 * charge.rho) / (2.0 * delta) * (scores - scores.max())
+                np.testing.assert_allclose(logits, expected, rtol=1e-12, atol=0)
+            else:
+                sigma = delta / math.sqrt(2.0 * charge.rho)
+                assert call[1] == pytest.approx(sigma, rel=1e-14)
+                assert m.rho == charge.rho and m.sigma == pytest.approx(sigma, rel=1e-14)
+
+
+def _by_charge(res):
+    """The measurement each charge paid for (``None`` for a selection), in ledger order."""
+    measurements = iter(res.measurements)
+    return [None if c.purpose == "select" else next(measurements) for c in res.charges]
+
+
+def test_measurement_noise_matches_the_charged_budget_in_every_round(jitter_solver):
+    """The released values' noise, standardised by the σ of the ledger's charge, is N(0, 1) over
+    the diagonal and the adaptive rounds alike (a mechanism run at another budget than charged
+    moves the variance by that ratio)."""
+    X = bounded_gaussian(400, 4, seed=2)
+    truth = X.T @ X / len(X)
+    delta = 2.0 / len(X)
+    z = []
+    for seed in range(300):
+        res = pace_ggm(X, rho=0.05, max_rounds=6, solver=jitter_solver, random_state=seed)
+        for charge, m in zip(res.charges, _by_charge(res)):
+            if m is not None:
+                z.append((m.value - truth[m.entry]) / (delta / math.sqrt(2.0 * charge.rho)))
+    z = np.array(z)
+    assert z.size > 1500
     p = stats.chi2.cdf(float(np.sum(z**2)), df=z.size)
     assert 5e-4 < p < 1 - 5e-4
     assert stats.kstest(z, "norm").pvalue > 1e-3

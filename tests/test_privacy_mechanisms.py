@@ -245,3 +245,62 @@ def test_exponential_mechanism_with_a_legacy_random_state_is_the_textbook_draw()
     picks = [exponential_mechanism(scores, rho=1.0, sensitivity=1e-2, rng=r_legacy) for _ in range(20)]
     logits = _logits(scores, 1.0, 1e-2)
     assert picks == [_textbook_gumbel_max(logits, r_ref) for _ in range(20)]
+
+
+def test_every_sensitivity_formula_with_both_norms():
+    from paceggm.privacy import (
+        cross_moment_sensitivity,
+        eigenvalue_sensitivity,
+        spectral_sensitivity,
+        trace_sensitivity,
+    )
+
+    # ‖x‖² ∈ [0, R²]: R² = d B² (linf) or C² (l2); a bound other than 1 tells B² from 2B.
+    assert trace_sensitivity(n=10, d=3, bound=2.0) == 3 * 4.0 / 10
+    assert trace_sensitivity(n=10, d=3, bound=3.0, norm="l2") == 9.0 / 10
+    assert trace_sensitivity(n=10, d=1, bound=2.0) == 4.0 / 10  # one variable is allowed
+    assert spectral_sensitivity(n=10, d=3, bound=3.0, norm="l2") == 9.0 / 10
+    assert spectral_sensitivity(n=10, d=3, bound=2.0) == 3 * 4.0 / 10
+    assert math.isclose(eigenvalue_sensitivity(n=10, d=3, bound=2.0, norm="l2"), math.sqrt(2) * 4 / 10)
+    assert math.isclose(eigenvalue_sensitivity(n=10, d=3, bound=1.0), math.sqrt(2) * 3 / 10)
+    # ‖xy − x'y'‖ ≤ 2 C_x C_y, over n
+    assert cross_moment_sensitivity(n=4, bound_x=2.0, bound_y=3.0) == 3.0
+    with pytest.raises(ValueError, match="d must be >= 1"):
+        trace_sensitivity(n=10, d=0, bound=1.0)
+    with pytest.raises(ValueError, match="bound_y"):
+        cross_moment_sensitivity(n=4, bound_x=1.0, bound_y=0.0)
+
+
+@pytest.mark.parametrize(("rho", "delta"), [(0.1, 1e-5), (10.0, 0.1)])
+def test_cks_conversion_matches_a_grid_minimum_on_either_side_of_a_2(rho, delta):
+    """(ρ, δ) = (10, 0.1) puts the minimising a near 1.5: the search must reach below a = 2."""
+    a = np.linspace(1.0001, 500, 2_000_000)
+    grid = a * rho + (math.log(1 / delta) + (a - 1) * np.log1p(-1 / a) - np.log(a)) / (a - 1)
+    assert math.isclose(zcdp_to_approx_dp(rho, delta, method="cks"), grid.min(), rel_tol=1e-6)
+
+
+def test_conversion_errors_name_the_problem():
+    from paceggm.privacy import approx_dp_to_zcdp
+
+    with pytest.raises(ValueError, match="method must be one of"):
+        zcdp_to_approx_dp(1.0, 1e-6, method="renyi")
+    with pytest.raises(ValueError, match="epsilon"):
+        approx_dp_to_zcdp(-1.0, 1e-6)
+    with pytest.raises(ValueError, match="too small to give a positive rho"):
+        approx_dp_to_zcdp(1e-300, 1e-6)
+
+
+@pytest.mark.parametrize("rho", [1e-4, 0.017, 0.5, 3.0, 40.0])
+def test_approx_dp_to_zcdp_steps_down_only_while_epsilon_is_exceeded(rho):
+    """ρ = ε²/(sqrt(L + ε) + sqrt(L))², L = ln(1/δ), stepped down one float at a time only while
+    its ε exceeds the one asked for: never above ε, and never a step more than needed."""
+    from paceggm.privacy import approx_dp_to_zcdp
+
+    for delta in (1e-9, 1e-6, 1e-2):
+        epsilon = zcdp_to_approx_dp(rho, delta)
+        L = math.log(1.0 / delta)
+        closed_form = epsilon**2 / (math.sqrt(L + epsilon) + math.sqrt(L)) ** 2
+        got = approx_dp_to_zcdp(epsilon, delta)
+        assert got <= closed_form and zcdp_to_approx_dp(got, delta) <= epsilon
+        if got < closed_form:
+            assert zcdp_to_approx_dp(math.nextafter(got, math.inf), delta) > epsilon

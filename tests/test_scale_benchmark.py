@@ -80,6 +80,9 @@ def _fake_runner(calls: list, fail: set = frozenset()):
 def test_sweeps_resume_and_only_a_whole_grid_from_one_commit_is_published(tmp_path, commit, monkeypatch):
     calls = []
     monkeypatch.setattr(sc, "_run_isolated", _fake_runner(calls))
+    # A default grid of two sizes instead of five: the same rules (resume, publish only a whole grid
+    # from one commit) over 24 cells rather than 60, each redrawing the store's tables and plot.
+    monkeypatch.setattr(sc, "DIMS", (100, 200))
     store, tables, figures = tmp_path / "store", tmp_path / "t", tmp_path / "f"
     common = ["--store", str(store), "--publish", "--tables", str(tables), "--figures", str(figures)]
     n_grid = len(sc.SHAPES) * len(sc.DIMS) * len(sc.RHOS) * len(sc.SOLVERS_COMPARED)

@@ -180,9 +180,14 @@ def _fit_and_measure(cell: Cell, data: CellData, row: dict, test_fraction: float
         cov = np.asarray(est.covariance_, dtype=float)
         row["mahalanobis"] = mahalanobis_error(cov, data.truth)
         row["frobenius"] = frobenius_error(cov, data.truth)
-    if not fit.rho_spent <= cell.rho * (1.0 + SPEND_RTOL):
-        raise RuntimeError(f"privacy budget overspent: rho_spent={fit.rho_spent!r} > rho={cell.rho!r}")
+    check_spent(fit.rho_spent, cell.rho)
     row.update(asdict(fit))
+
+
+def check_spent(rho_spent: float, rho: float) -> None:
+    """Refuse a fit that reports spending more than its budget ``rho`` (beyond the float rounding of its ledger)."""
+    if not rho_spent <= rho * (1.0 + SPEND_RTOL):
+        raise RuntimeError(f"privacy budget overspent: rho_spent={rho_spent!r} > rho={rho!r}")
 
 
 def run_cell(cell: Cell, data: CellData, *, experiment: str, test_fraction: float = 0.2) -> dict:

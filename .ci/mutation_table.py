@@ -1,0 +1,99 @@
+"""Write docs/mutation.md from mutmut's results: the counts, and every surviving mutant with why it survives.
+
+Run by ``make mutation`` after ``mutmut run``. The reasons are kept by hand in
+``.ci/mutation_reasons.json`` (mutant name -> why it is equivalent, or which test should
+kill it); a survivor without one is listed as unexplained and the command exits 1.
+
+    python .ci/mutation_table.py --out docs/mutation.md PATTERN...
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import fnmatch
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REASONS = HERE / "mutation_reasons.json"
+
+
+def _mutmut(*args: str) -> str:
+    exe = Path(sys.executable).with_name("mutmut")
+    return subprocess.run([str(exe), *args], check=True, capture_output=True, text=True).stdout
+
+
+def results(patterns: list[str]) -> dict[str, str]:
+    out = {}
+    for line in _mutmut("results", "--all", "true").splitlines():
+        name, _, status = line.strip().rpartition(": ")
+        if name and any(fnmatch.fnmatch(name, p) for p in patterns):
+            out[name] = status.strip()
+    return out
+
+
+def diff_line(name: str) -> str:
+    """The mutated line, ``old → new``."""
+    lines = _mutmut("show", name).splitlines()
+    old = [ln[1:].strip() for ln in lines if ln.startswith("-") and not ln.startswith("---")]
+    new = [ln[1:].strip() for ln in lines if ln.startswith("+") and not ln.startswith("+++")]
+    return f"`{' '.join(old)}` → `{' '.join(new)}`".replace("|", "\\|")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("patterns", nargs="+")
+    args = parser.parse_args(argv)
+    status = results(args.patterns)
+    reasons = json.loads(REASONS.read_text()) if REASONS.exists() else {}
+    counts = collections.Counter(status.values())
+    survivors = sorted(n for n, s in status.items() if s == "survived")
+    unexplained = [n for n in survivors if n not in reasons]
+    lines = [
+        "# Mutation testing",
+        "",
+        "`make mutation` runs [mutmut](https://github.com/boxed/mutmut) over the privacy package",
+        "(`paceggm/privacy/`), PACE-GGM's round loop (`paceggm.estimator._run`) and the harness's budget",
+        "check (`paceggm.bench.execute.check_spent`); each mutant is run against the tests that cover it",
+        "(the selection is `[tool.mutmut]` in `pyproject.toml`), and this file is regenerated from the",
+        "results. A survivor is either equivalent (no test can tell it apart: the reason is given) or",
+        "a gap a test should close.",
+        "",
+        "Scope: " + ", ".join(f"`{p}`" for p in args.patterns),
+        "",
+        "| mutants | killed | survived | timeout | other |",
+        "|---:|---:|---:|---:|---:|",
+        f"| {len(status)} | {counts['killed']} | {counts['survived']} | {counts['timeout']} | "
+        f"{len(status) - counts['killed'] - counts['survived'] - counts['timeout']} |",
+        "",
+        "A timeout is a mutant that made the tests run far longer than without it (an endless loop):",
+        "caught, though not by an assertion.",
+        "",
+        "## Survivors",
+        "",
+        "| mutant | change | why it survives |",
+        "|---|---|---|",
+    ]
+    for name in survivors:
+        lines.append(f"| `{name}` | {diff_line(name)} | {reasons.get(name, '**unexplained**')} |")
+    if not survivors:
+        lines.append("| — | — | — |")
+    others = collections.Counter((n.rpartition("__mutmut_")[0], s) for n, s in status.items()
+                                 if s not in ("killed", "survived", "timeout"))
+    if others:
+        lines += ["", "## Not decided (not run, or no test covers them)", "", "| function | status | mutants |",
+                  "|---|---|---:|"]
+        lines += [f"| `{f}` | {s} | {k} |" for (f, s), k in sorted(others.items())]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"{len(status)} mutants: {counts['killed']} killed, {counts['survived']} survived "
+          f"({len(unexplained)} unexplained), {counts['timeout']} timeout -> {args.out}")
+    return 1 if unexplained else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
