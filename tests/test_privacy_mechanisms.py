@@ -276,7 +276,7 @@ def test_cks_conversion_matches_a_grid_minimum_on_either_side_of_a_2(rho, delta)
     """(ρ, δ) = (10, 0.1) puts the minimising a near 1.5: the search must reach below a = 2."""
     a = np.linspace(1.0001, 500, 2_000_000)
     grid = a * rho + (math.log(1 / delta) + (a - 1) * np.log1p(-1 / a) - np.log(a)) / (a - 1)
-    assert math.isclose(zcdp_to_approx_dp(rho, delta, method="cks"), grid.min(), rel_tol=1e-6)
+    assert math.isclose(zcdp_to_approx_dp(rho, delta, method="exact"), grid.min(), rel_tol=1e-6)
 
 
 def test_conversion_errors_name_the_problem():
@@ -286,21 +286,23 @@ def test_conversion_errors_name_the_problem():
         zcdp_to_approx_dp(1.0, 1e-6, method="renyi")
     with pytest.raises(ValueError, match="epsilon"):
         approx_dp_to_zcdp(-1.0, 1e-6)
+    # the standard bound's inverse underflows to 0 (the exact conversion still gives a positive rho)
     with pytest.raises(ValueError, match="too small to give a positive rho"):
-        approx_dp_to_zcdp(1e-300, 1e-6)
+        approx_dp_to_zcdp(1e-300, 1e-6, method="standard")
 
 
 @pytest.mark.parametrize("rho", [1e-4, 0.017, 0.5, 3.0, 40.0])
 def test_approx_dp_to_zcdp_steps_down_only_while_epsilon_is_exceeded(rho):
-    """ρ = ε²/(sqrt(L + ε) + sqrt(L))², L = ln(1/δ), stepped down one float at a time only while
-    its ε exceeds the one asked for: never above ε, and never a step more than needed."""
+    """The standard bound's inverse ρ = ε²/(sqrt(L + ε) + sqrt(L))², L = ln(1/δ), stepped down one
+    float at a time only while its ε exceeds the one asked for: never above ε, and never a step
+    more than needed."""
     from paceggm.privacy import approx_dp_to_zcdp
 
     for delta in (1e-9, 1e-6, 1e-2):
-        epsilon = zcdp_to_approx_dp(rho, delta)
+        epsilon = zcdp_to_approx_dp(rho, delta, method="standard")
         L = math.log(1.0 / delta)
         closed_form = epsilon**2 / (math.sqrt(L + epsilon) + math.sqrt(L)) ** 2
-        got = approx_dp_to_zcdp(epsilon, delta)
-        assert got <= closed_form and zcdp_to_approx_dp(got, delta) <= epsilon
+        got = approx_dp_to_zcdp(epsilon, delta, method="standard")
+        assert got <= closed_form and zcdp_to_approx_dp(got, delta, method="standard") <= epsilon
         if got < closed_form:
-            assert zcdp_to_approx_dp(math.nextafter(got, math.inf), delta) > epsilon
+            assert zcdp_to_approx_dp(math.nextafter(got, math.inf), delta, method="standard") > epsilon
