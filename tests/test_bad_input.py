@@ -110,8 +110,11 @@ def test_absurd_bounds_get_a_clear_error(cls):
 def test_solver_options_are_checked(cls):
     with pytest.raises(TypeError, match="solver_options must be a dict"):
         _fit(cls(rho=1.0, solver_options="x"), _X())
-    with pytest.raises(ValueError, match=r"solver 'newton' has no option\(s\) \['tolerance'\]; its options are"):
+    # the default solver is 'auto'; its options are checked before it picks a concrete solver
+    with pytest.raises(ValueError, match=r"solver 'auto' has no option\(s\) \['tolerance'\]; its options are"):
         _fit(cls(rho=1.0, solver_options={"tolerance": 1e-3}), _X())
+    with pytest.raises(ValueError, match=r"solver 'newton' has no option\(s\) \['tolerance'\]; its options are"):
+        _fit(cls(rho=1.0, solver="newton", solver_options={"tolerance": 1e-3}), _X())
     with pytest.raises(ValueError, match="unknown solver"):
         _fit(cls(rho=1.0, solver="magic"), _X())
 

@@ -68,7 +68,7 @@ def test_unavailable_data_exits_0_and_is_reported(tmp_path, capsys):
     # every config error of the harness's own grammar, the schema and the methods' declarations
     ("method=[paceggm,sssp]", "no method 'sssp' (did you mean 'ssp' or 'adassp'?); valid names: adaptivecov"),
     ("method.paceggm.params.solver=ipn", "solver='ipn' is not a solver of 'paceggm' (did you mean 'ipm'?); "
-                                         "valid: ipm, newton"),
+                                         "valid: auto, ipm, newton, newton_pcg, newton_xp, pgd0, pgd1"),
     ("method.paceggm.params.solvr=ipm", "method 'paceggm' has no parameter 'solvr' (did you mean 'solver'?)"),
     ("+method.paceggm.params.solvr=ipm", "method 'paceggm' has no parameter 'solvr' (did you mean 'solver'?)"),
     ("method.paceggm.parms.solver=ipm", "unknown config key 'method.paceggm.parms' (did you mean 'params'?)"),

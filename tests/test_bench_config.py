@@ -143,10 +143,14 @@ def test_published_solver_is_one_override_away():
     default = expand(_cfg("experiment=main", "method=[paceggm]"))
     ipm = expand(_cfg("experiment=main", "method=[paceggm]", "method.paceggm.params.solver=ipm"))
     assert {c.param_dict["solver"] for c in ipm} == {"ipm"}
-    # solver=null is written into the key as the library's concrete default
+    # the recipes pin the reference solver, whatever the library's default
+    assert {c.param_dict["solver"] for c in default} == {"newton"}
+    # solver=null is written into the key as the library's concrete default ("auto"), not left to the class
     from paceggm import PACEGGM
 
-    assert {c.param_dict["solver"] for c in default} == {PACEGGM(1.0).solver}
+    library = expand(_cfg("experiment=main", "method=[paceggm]", "method.paceggm.params.solver=null"))
+    assert {c.param_dict["solver"] for c in library} == {PACEGGM(1.0).solver} == {"auto"}
+    assert not {c.key for c in library} & {c.key for c in default}
 
 
 def test_dask_backend_composes():

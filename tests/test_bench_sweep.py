@@ -117,7 +117,7 @@ def test_a_refused_parameter_runs_nothing(tmp_path):
 
 
 def test_unavailable_data_is_reported_not_stored_and_retried(tmp_path):
-    cfg = _cfg(tmp_path, "datasets=[syn1,not_here]", "+method.paceggm.params.solver=pgd0")
+    cfg = _cfg(tmp_path, "datasets=[syn1,not_here]", "method.paceggm.params.solver=pgd0")
     summary = run_sweep(cfg)
     assert (summary.n_ok, summary.n_failed, summary.n_unavailable) == (4, 0, 4)
     assert summary.exit_status == 0
@@ -130,7 +130,7 @@ def test_unavailable_data_is_reported_not_stored_and_retried(tmp_path):
 
 
 def test_a_data_set_that_fails_to_load_fails_its_cells(tmp_path):
-    cfg = _cfg(tmp_path, "datasets=[syn1,damaged]", "+method.paceggm.params.solver=pgd0")
+    cfg = _cfg(tmp_path, "datasets=[syn1,damaged]", "method.paceggm.params.solver=pgd0")
     summary = run_sweep(cfg)
     assert (summary.n_ok, summary.n_failed, summary.n_unavailable, summary.exit_status) == (4, 4, 0, 1)
     df, _ = _table(cfg)

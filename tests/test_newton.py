@@ -43,13 +43,17 @@ def _barrier(W, y, lam, mu) -> float:
     return float(np.sum(lam[r, c] * res * res)) - mu * logdet
 
 
-def test_newton_is_registered_and_the_default():
+def test_newton_is_registered_and_auto_is_the_default():
     assert SOLVERS["newton"].max_entropy and SOLVERS["newton"].warm_start
-    assert PACEGGM(1.0).solver == "newton"
+    # the library's default is "auto" (an exact Newton path per block); "newton", the reference, is one argument away
+    assert SOLVERS["auto"].max_entropy and SOLVERS["auto"].warm_start
+    assert PACEGGM(1.0).solver == "auto" and PACEGGM(1.0, solver="newton").solver == "newton"
     X = np.random.default_rng(0).uniform(-1, 1, size=(300, 4))
-    assert pace_ggm(X, rho=1.0, random_state=0).solver == "newton"
+    assert pace_ggm(X, rho=1.0, random_state=0).solver == "auto"
+    assert pace_ggm(X, rho=1.0, random_state=0, solver="newton").solver == "newton"
     y = np.array([[1.0, 0.5], [0.5, 1.0]])
-    assert reconstruct(y, np.ones((2, 2))).solver == "newton"
+    assert reconstruct(y, np.ones((2, 2))).solver == "auto"
+    assert reconstruct(y, np.ones((2, 2)), solver="newton").solver == "newton"
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -35,7 +35,11 @@ def _defaults(method: str) -> dict:
     from paceggm.bench.methods import METHODS, declared_params
 
     spec = METHODS.get(method)
-    return (declared_params(spec) or {}) if spec is not None else {}
+    if spec is None:
+        return {}
+    # The registry's params override the class's: the harness's default entry runs them (``solver="newton"``
+    # where the library's default is "auto"). A None there means "the class default", as in the cells.
+    return {**(declared_params(spec) or {}), **{k: v for k, v in spec.params.items() if v is not None}}
 
 
 def distinct_variants(table: pd.DataFrame) -> pd.DataFrame:
@@ -46,8 +50,9 @@ def distinct_variants(table: pd.DataFrame) -> pd.DataFrame:
     other fixed parameters (``method.paceggm.params.solver=ipm``). So that one
     never stands in for the other, a label gets ``{k=v,…}``: for an entry
     named after its method (the registry's default entry), the parameters
-    that differ from the method's declared defaults, so ``paceggm`` alone
-    always means the defaults; for any other entry, the parameters whose
+    that differ from the method's defaults (its registered params over its
+    class's declared defaults), so ``paceggm`` alone always means the
+    defaults; for any other entry, the parameters whose
     values differ between rows sharing its label. Tables without ``params``
     are returned as they are.
     """
