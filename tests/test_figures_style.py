@@ -6,7 +6,6 @@ import pytest
 
 from paceggm.bench.figures import style
 from paceggm.bench.methods import METHODS, MethodSpec, MethodStyle, register
-from paceggm.reconstruction import DEFAULT_SOLVER
 
 
 def test_parse_variant_types_values():
@@ -49,7 +48,7 @@ def test_hyperparameter_grid_styles_are_distinct_and_mark_the_default():
 
 
 def test_default_variant_names_the_compared_parameter():
-    default = {"newton": "Newton", "ipm": "IPM"}[DEFAULT_SOLVER]
+    default = {"newton": "Newton", "ipm": "IPM"}[style.PACEGGM_DEFAULTS["solver"]]
     assert style.variant_style("paceggm", compared=("solver",)).label == f"PACE-GGM ({default})"
     assert style.variant_style("paceggm", compared=("use_components",)).label == "PACE-GGM (components on)"
     assert style.variant_style("paceggm").label == "PACE-GGM"

@@ -31,10 +31,15 @@ from paceggm.bench.methods import METHODS, PALETTE, MethodStyle
 COLUMN_WIDTH = 3.3
 FULL_WIDTH = 7.0
 
-#: The estimator's own defaults: a variant names only what differs from them, and
-#: the figures mark the (α, β) pair and solver PACE-GGM runs with by default.
-PACEGGM_DEFAULTS = {k: p.default for k, p in inspect.signature(PACEGGM).parameters.items()
-                    if k in ("solver", "use_components", "alpha", "beta")}
+#: The harness's defaults for PACE-GGM: a variant names only what differs from them, and
+#: the figures mark the (α, β) pair and solver the recipes run with by default. They are the
+#: registered method's parameters (the recipes pin the solver; the library's own default may
+#: differ), falling back to the estimator's signature for a parameter the recipes leave at None.
+PACEGGM_DEFAULTS = {
+    k: (METHODS["paceggm"].params.get(k) if METHODS["paceggm"].params.get(k) is not None else p.default)
+    for k, p in inspect.signature(PACEGGM).parameters.items()
+    if k in ("solver", "use_components", "alpha", "beta")
+}
 
 #: Variants compared in the solver / components experiments, with their own look.
 SOLVER_LABELS = {"ipm": "IPM", "pgd0": "PGD init 0", "pgd1": "PGD init 1", "newton": "Newton"}
