@@ -113,8 +113,8 @@ bench-stopping: install
 
 # --- privacy audit: confidence lower bounds on the privacy loss of the mechanisms on worst-case
 # neighbouring data sets, with broken controls it must catch -> figures/tables/audit.{md,tex}
-# (about 3 min on one core before the round-loop and baseline controls, which need about as many fits
-# again; a small version runs in `make test`). Fails if a bound exceeds a claim or a broken control is missed.
+# (about 12 min on one core: 743 s with 18 cases, measured beside a running test suite; a small version
+# runs in `make test`). Fails if a bound exceeds a claim or a broken control is missed.
 .PHONY: audit package-check
 audit: install
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.audit --out figures/tables
