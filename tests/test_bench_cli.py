@@ -492,6 +492,19 @@ def test_a_missing_extra_is_one_line_naming_it(monkeypatch, capsys):
                                                   "not installed): pip install \"paceggm[bench]\"")
 
 
+@pytest.mark.parametrize("module, args", [("paceggm.bench.figures", ["--runs", "nowhere"]),
+                                          ("paceggm.bench.data", ["list"]),
+                                          ("paceggm.bench", ["figures"])])
+def test_every_entry_point_names_a_missing_extra_in_one_line(module, args):
+    # A fresh interpreter where pandas cannot be imported, as after `pip install paceggm` alone.
+    code = ("import runpy, sys; sys.modules['pandas'] = None; "
+            f"sys.argv = [{module!r}, *{args!r}]; runpy.run_module({module!r}, run_name='__main__')")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "error: this command needs the 'bench' extra (module 'pandas' is not installed): pip install \"paceggm[bench]\""]
+
+
 def test_an_offline_run_says_per_data_set_what_is_missing_and_where_to_put_it(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("PACEGGM_OFFLINE", "1")
     empty = tmp_path / "data"

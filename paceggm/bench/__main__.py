@@ -26,6 +26,8 @@ import itertools
 import signal
 import sys
 
+from paceggm.bench import missing_extra_message
+
 USAGE = __doc__
 
 COMMANDS = {
@@ -315,22 +317,14 @@ def _job(command: str, overrides: list[str], *, print_cfg: bool, publish_to: str
     return max(status, _collect(cfg, cells, publish_to=publish_to))
 
 
-#: The extra that installs each module the harness imports beyond the library (pyproject.toml).
-EXTRA_OF = {"hydra": "bench", "omegaconf": "bench", "pandas": "bench", "pyarrow": "bench", "joblib": "bench",
-            "matplotlib": "bench", "threadpoolctl": "bench", "tqdm": "bench", "yaml": "bench", "openml": "bench",
-            "dask": "cluster", "distributed": "cluster"}
-
-
 def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
     except ModuleNotFoundError as exc:
-        module = (exc.name or "").split(".", 1)[0]
-        extra = EXTRA_OF.get(module)
-        if extra is None:
+        message = missing_extra_message(exc.name or "")
+        if message is None:
             raise
-        print(f"error: this command needs the '{extra}' extra (module {module!r} is not installed): "
-              f"pip install \"paceggm[{extra}]\"", file=sys.stderr)
+        print(message, file=sys.stderr)
         return 2
 
 

@@ -13,11 +13,15 @@ import os
 import sys
 from pathlib import Path
 
-from .checks import check_table, table_check
-from .dataset import load_dataset, load_table
-from .registry import get_config, list_datasets, paper_datasets, repo_root, resolve_data_dir
-from .sources import OFFLINE_ENV, DatasetFileError, DatasetUnavailableError, source_files
-from .stats import TableRow, dataset_statistics, write_tables
+from paceggm.bench import require_bench
+
+require_bench()  # one line naming the extra, before the imports below need it
+
+from .checks import check_table, table_check  # noqa: E402
+from .dataset import load_dataset, load_table  # noqa: E402
+from .registry import get_config, list_datasets, paper_datasets, repo_root, resolve_data_dir  # noqa: E402
+from .sources import OFFLINE_ENV, DatasetFileError, DatasetUnavailableError, source_files  # noqa: E402
+from .stats import TableRow, dataset_statistics, write_tables  # noqa: E402
 
 
 def build_rows(names, *, preprocessing: str, data_dir) -> list[TableRow]:

@@ -6,7 +6,15 @@ Entry point: ``python -m paceggm.bench.figures --runs runs`` (draws into ``runs/
 Styling (method names, colours, markers, order) lives in :mod:`.style` only.
 """
 
-from .build import BuildLog, build_all
-from .config import FiguresConfig
+from importlib import import_module
 
 __all__ = ["BuildLog", "FiguresConfig", "build_all"]
+_HOME = {"BuildLog": ".build", "build_all": ".build", "FiguresConfig": ".config"}
+
+
+def __getattr__(name: str):
+    # Lazy, so `python -m paceggm.bench.figures` reaches its own check of the `bench` extra
+    # before anything imports matplotlib or pandas.
+    if name in _HOME:
+        return getattr(import_module(_HOME[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -17,7 +17,11 @@ import argparse
 import sys
 from pathlib import Path
 
-import matplotlib
+from paceggm.bench import require_bench
+
+require_bench()  # one line naming the extra, before the imports below need it
+
+import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")  # headless; plots only use the Agg canvas anyway
 
