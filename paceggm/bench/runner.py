@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from paceggm._validation import aligned_copy
-from paceggm.bench.cells import Cell, expand
+from paceggm.bench.cells import Cell, bound_policy, expand
 from paceggm.bench.config import fingerprint, provenance
-from paceggm.bench.execute import CellData, bound_policy, failed_row, prepare_data, run_cell
+from paceggm.bench.execute import CellData, failed_row, prepare_data, run_cell
 from paceggm.bench.runlog import run_log
 from paceggm.bench.schema import check_row, guarantee_holds
 from paceggm.bench.store import RunStore, ScanResult

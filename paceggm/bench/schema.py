@@ -36,7 +36,7 @@ table. Columns, in order:
 
 Tables written before these two columns existed are read with ``guarantee_holds``
 derived from the preprocessing under the default bound policy (``"auto"``: waived
-for ``paper``, enforced for ``strict``; see :func:`paceggm.bench.execute.bound_policy`)
+for ``paper``, enforced for ``strict``; see :func:`paceggm.bench.cells.bound_policy`)
 and ``converged`` and the three solve counts unknown (NA).
 
 The stored table has one more column, ``params``: the cell's constructor

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from paceggm.bench.cells import variant_label
-from paceggm.bench.execute import bound_policy
+from paceggm.bench.cells import bound_policy
 from paceggm.bench.schema import RESULT_COLUMNS, guarantee_holds, is_legacy, migrate
 
 from .style import PACEGGM_DEFAULTS, parse_variant
