@@ -22,6 +22,7 @@ import time
 import numpy as np
 
 from paceggm.reconstruction.blocks import solve_block
+from paceggm.reconstruction.counters import counted
 from paceggm.reconstruction.result import Reconstruction
 
 
@@ -107,6 +108,7 @@ class IncrementalReconstruction:
         """Sorted indices of the component holding ``j``."""
         return self._members[int(self._label[j])]
 
+    @counted("reconstruction updates")
     def update(self, j: int, k: int) -> IncrementalReconstruction:
         """Bring the estimate up to date after entry ``(j, k)`` of ``(y, λ)`` changed.
 

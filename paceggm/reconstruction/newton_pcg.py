@@ -57,6 +57,7 @@ from scipy.linalg.blas import dtrsv, strsv
 from scipy.linalg.lapack import dpotrf, spotrf
 from scipy.sparse import csr_matrix
 
+from paceggm.reconstruction.counters import counted, counted_solve, note_decrement
 from paceggm.reconstruction.newton import (
     DEFAULTS,
     NewtonState,
@@ -151,6 +152,7 @@ def _hessian_diagonal(pat: _Pattern, W: np.ndarray, mu: float) -> np.ndarray:
     return 0.5 * pat.m * pat.m * (W[pat.r, pat.r] * W[pat.c, pat.c] + W[pat.r, pat.c] ** 2) + mu * pat.q
 
 
+@counted("Hessian factorisations")
 def _hessian_factor(pat: _Pattern, W: np.ndarray, mu: float):
     """:func:`.newton._hessian_factor` with fewer passes (the same ``(cf, h)`` to rounding).
 
@@ -179,6 +181,7 @@ def _hessian_factor(pat: _Pattern, W: np.ndarray, mu: float):
     return (cf, True), h
 
 
+@counted("Hessian factorisations, single")
 def _hessian_factor_single(pat: _Pattern, W: np.ndarray, diag: np.ndarray):
     """:func:`_hessian_factor` at μ = 0 assembled and factored in single precision, to precondition only.
 
@@ -261,6 +264,7 @@ class _Preconditioner:
         self.pieces.append((positions, cf, h))
         self.covered[positions] = True
 
+    @counted("preconditioner solves")
     def solve(self, v: np.ndarray, diag: np.ndarray) -> np.ndarray:
         out = v / diag
         for pos, cf, h in self.pieces:
@@ -316,6 +320,7 @@ class _PCGDirection:
                     self.use = state.factor_use
                 self.pre.add(pos, cf, h)
 
+    @counted("Hessian products")
     def _hessian_times(self, v: np.ndarray, W: np.ndarray, Wr: np.ndarray, mu: float) -> np.ndarray:
         """``∇²F v``; with ``W`` and ``Wr`` in single precision, the products are (the rest stays double).
 
@@ -330,6 +335,11 @@ class _PCGDirection:
         return pat.m * np.einsum("ij,ij->i", Wr, WdP[pat.c]) + mu * pat.q * v
 
     def __call__(self, pat: _Pattern, x: np.ndarray, W: np.ndarray, mu: float):
+        step, dec = self._direction(pat, x, W, mu)
+        note_decrement(dec)
+        return step, dec
+
+    def _direction(self, pat: _Pattern, x: np.ndarray, W: np.ndarray, mu: float):
         g = _gradient(pat, x, W, mu)
         diag = _hessian_diagonal(pat, W, mu)
         if not (np.all(np.isfinite(diag)) and np.all(diag > 0) and np.all(np.isfinite(g))):
@@ -505,6 +515,7 @@ def _rank_two_start(pat: _Pattern, P0: np.ndarray, mu: float, W0: np.ndarray,
     return P, W, logdet
 
 
+@counted("local start")
 def _local_start(pat: _Pattern, P0: np.ndarray, W0: np.ndarray,
                  logdet0: float | None = None) -> tuple[np.ndarray, np.ndarray, float | None] | None:
     """A warm start at μ = 0 whose new entries, and every entry sharing a variable with them, are at their optimum.
@@ -681,6 +692,7 @@ def _warm_refine(pat: _Pattern, P0: np.ndarray, mu: float, *, init, scale: float
     return _rank_two_start(pat, P0, mu, W0, logdet0)
 
 
+@counted_solve
 def solve_newton_pcg(
     p: Problem,
     *,
