@@ -1,6 +1,6 @@
 """PACE-GGM's dense kernels on a GPU against the default CPU fit: agreement, then time.
 
-Run ``python -m paceggm.bench.gpu_bench --out DIR`` on a machine with a GPU
+Run ``python -m studies.gpu_bench --out DIR`` on a machine with a GPU
 and torch (``pip install "paceggm[gpu]"``); ``--backend numpy --quick`` runs
 the same code path on the CPU (how it is tested without an accelerator). It
 needs only the library (no Hydra, no baselines) and writes ``gpu_bench.json``
@@ -32,7 +32,7 @@ by ``shape:d:rho:budget`` cells. The low-rank fits where a block of hundreds of
 variables grows (d = 800 and 1,000) and the one where it does not (d = 4,000),
 with a 250 s budget each::
 
-    python -m paceggm.bench.gpu_bench --sections fits \
+    python -m studies.gpu_bench --sections fits \
         --fits lowrank:800:10:250,lowrank:1000:10:250,lowrank:4000:10:250
 """
 
@@ -63,8 +63,8 @@ class _Budget(Exception):
 def _data(shape: str, d: int, n: int):
     import numpy as np
 
-    from paceggm.bench.scale_benchmark import cell_size, synthetic
     from paceggm.bench.seeds import derive_seed
+    from studies._common import cell_size, synthetic
 
     d, n = cell_size(shape, d, n)
     return synthetic(shape, d, n, np.random.default_rng(derive_seed("scale-data", shape, d)))
@@ -233,9 +233,9 @@ def main(argv=None) -> int:
         report["device"] = (be.torch.cuda.get_device_name(0) if be.device.type == "cuda" else "cpu")
         report["torch"] = be.torch.__version__
     # The matched shapes' models are fitted once here, not in every worker.
-    from paceggm.bench.scale_benchmark import _matched_params
+    from studies._common import matched_params
 
-    _matched_params("indian_pines")
+    matched_params("indian_pines")
 
     # The CPU fits run in worker processes (one BLAS thread each) while this process drives the GPU.
     os.environ.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
@@ -301,7 +301,7 @@ def _sections(text: str) -> list[str]:
 
 def _fit_cells(text: str) -> list[tuple]:
     """``shape:d:rho:budget,...`` -> ``(shape, d, n, rho, budget)`` cells (n by shape)."""
-    from paceggm.bench.scale_benchmark import ALL_SHAPES
+    from studies._common import ALL_SHAPES
 
     cells = []
     for spec in (v for v in text.split(",") if v):
@@ -339,7 +339,7 @@ def _f(v, spec: str) -> str:
 def markdown(report: dict) -> str:
     """The report's tables; a section not run (or not reached) is left out."""
     agreement, steps, fits = (report.get(k) or [] for k in ("agreement", "newton_step", "fits"))
-    lines = ["# PACE-GGM on a GPU (`python -m paceggm.bench.gpu_bench`)", "",
+    lines = ["# PACE-GGM on a GPU (`python -m studies.gpu_bench`)", "",
              f"Machine: {report['machine']}; backend {report['backend']} ({report.get('device', '')}); "
              f"auto sends blocks of >= {report['backend_min_d']} variables to it. Wall-clock seconds. "
              f"CPU fits: the default solver (`auto`: Newton-PCG), one BLAS thread."]

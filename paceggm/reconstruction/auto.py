@@ -14,7 +14,7 @@ the exact solvers' tolerance:
   ``d³`` and ``|S|³`` kernels at GPU speed, for blocks of at least
   ``backend_min_d`` variables, where a GPU Newton step beats the CPU's
   (below, its launch and transfer latency dominates; see
-  ``paceggm.bench.gpu_bench`` for the measurement and
+  ``studies.gpu_bench`` for the measurement and
   ``figures/tables/gpu_bench.md`` for its results on one H100).
 """
 
