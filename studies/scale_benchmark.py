@@ -119,10 +119,10 @@ def exactness(res) -> dict:
 def published_seconds(shape: str, rho: float) -> float | None:
     """The publication's mean seconds per PACE-GGM trial (its Table 4) on the data set ``shape`` imitates, if any."""
     import csv
+    from importlib.util import find_spec
 
-    from paceggm.bench import figures
-
-    path = Path(figures.__file__).parent / "published" / "table4_runtime.csv"
+    # The harness's copy of the publication's tables, found without importing the figures stage.
+    path = Path(find_spec("paceggm.bench.figures").origin).parent / "published" / "table4_runtime.csv"
     if not path.is_file():
         return None
     with path.open() as f:
@@ -403,10 +403,7 @@ def _store_rows(store) -> list[dict]:
 
 
 
-def main(argv=None) -> int:
-    from paceggm.bench.config import _git_commit
-    from paceggm.bench.store import RunStore
-
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dims", type=lambda s: [int(v) for v in _floats(s)], default=list(DIMS))
     ap.add_argument("--rhos", type=_floats, default=list(RHOS))
@@ -435,6 +432,37 @@ def main(argv=None) -> int:
     ap.add_argument("--gpu", choices=("off", "auto"), default="off",
                     help=f"auto: add the GPU column (solver {GPU_SOLVER}) where torch with CUDA imports")
     ap.add_argument("--cell", help=argparse.SUPPRESS)
+    return ap
+
+
+def _grid(args) -> list[tuple]:
+    """The (shape, d, rho, solver) cells a sweep asks for: the hard shapes with --hard, else the grid given."""
+    if args.hard:
+        grid = [(shape, cell_size(shape, 0, args.n)[0], rho, solver) for shape in ("indian_pines", "madeline")
+                for rho in args.rhos for solver in args.solvers]
+        return grid + [("hard", d, rho, solver) for d in HARD_DIMS for rho in HARD_RHOS for solver in args.solvers]
+    return [(shape, *cell_size(shape, d, args.n)[:1], rho, solver) for shape in args.shapes
+            for d in args.dims for rho in args.rhos for solver in args.solvers]
+
+
+def _reusable(stored: dict, cell: tuple, args) -> bool:
+    """Whether the store holds ``cell`` finished by this very commit (and --rerun is not given).
+
+    Only a clean commit identifies the code that measured a row; anything else is measured again.
+    """
+    shape, d, rho, solver = cell
+    if args.rerun or args.commit.endswith("+dirty") or args.commit == "unknown":
+        return False
+    old = stored.get(cell_key(shape, d, rho, solver, n=args.n, timeout=args.timeout,
+                              reference=d <= args.reference_max_d, sampler=args.sampler))
+    return old is not None and old["status"] == "ok" and old.get("commit") == args.commit
+
+
+def main(argv=None) -> int:
+    from paceggm.bench.config import _git_commit
+    from paceggm.bench.store import RunStore
+
+    ap = _parser()
     args = ap.parse_args(argv)
     if args.cell:
         shape, d, rho, solver = json.loads(args.cell)
@@ -453,29 +481,13 @@ def main(argv=None) -> int:
         if ok:
             args.solvers = [*args.solvers, GPU_SOLVER]
     args.commit = _git_commit()
-    # Only a clean commit identifies the code that measured a row; anything else is measured again.
-    reusable = not args.commit.endswith("+dirty") and args.commit != "unknown"
     machine = _machine()
     store = RunStore(args.store)
     failed = 0
     with store.lock():
         stored = {r["cell_key"]: r for r in _store_rows(store)}
-        if args.hard:
-            grid = [(shape, cell_size(shape, 0, args.n)[0], rho, solver) for shape in ("indian_pines", "madeline")
-                    for rho in args.rhos for solver in args.solvers]
-            grid += [("hard", d, rho, solver) for d in HARD_DIMS for rho in HARD_RHOS for solver in args.solvers]
-        else:
-            grid = [(shape, *cell_size(shape, d, args.n)[:1], rho, solver) for shape in args.shapes
-                    for d in args.dims for rho in args.rhos for solver in args.solvers]
-        todo = []
-        for shape, d, rho, solver in grid:
-            key = cell_key(shape, d, rho, solver, n=args.n, timeout=args.timeout, reference=d <= args.reference_max_d,
-                           sampler=args.sampler)
-            old = stored.get(key)
-            if not args.rerun and reusable and old is not None and old["status"] == "ok" \
-                    and old.get("commit") == args.commit:
-                continue
-            todo.append((shape, d, rho, solver))
+        grid = _grid(args)
+        todo = [cell for cell in grid if not _reusable(stored, cell, args)]
         print(f"{len(grid) - len(todo)} of {len(grid)} cells already in {store.root} from this commit; "
               f"running {len(todo)}", file=sys.stderr)
 
