@@ -55,3 +55,16 @@ def test_nested_counters_count_apart_and_one_cannot_be_entered_twice():
 def test_an_unknown_piece_is_refused():
     with pytest.raises(ValueError, match="unknown piece"):
         counters.counted("everything")
+    with pytest.raises(ValueError, match="unknown piece"):
+        counters.piece("everything")
+
+
+def test_a_counted_round_still_warns_at_its_caller():
+    """The round update is counted as a context, not through a wrapper: its warning names the estimator."""
+    from paceggm.exceptions import ConvergenceWarning
+
+    X = _lowrank(8, 500, 3)
+    with Counters() as c, pytest.warns(ConvergenceWarning) as caught:
+        pace_ggm(X, rho=10.0, random_state=0, solver="pgd0", solver_options={"maxiter": 2})
+    assert c.calls["reconstruction updates"] > 0
+    assert {w.filename for w in caught} == {__import__("paceggm.estimator").estimator.__file__}

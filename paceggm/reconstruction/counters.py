@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from contextvars import ContextVar
 
-__all__ = ["Counters", "PIECES", "active", "counted"]
+__all__ = ["Counters", "PIECES", "active", "counted", "piece"]
 
 #: The names the library counts under.
 PIECES = (
@@ -75,10 +75,39 @@ def active() -> Counters | None:
     return _ACTIVE.get()
 
 
+class piece:
+    """``with piece(name):`` counts the block as one call of ``name`` (a context, not a call: warnings
+    raised inside keep their ``stacklevel``)."""
+
+    __slots__ = ("name", "_counters", "_t0")
+
+    def __init__(self, name: str):
+        _check(name)
+        self.name = name
+
+    def __enter__(self) -> None:
+        self._counters = _ACTIVE.get()
+        if self._counters is not None:
+            self._t0 = time.thread_time()
+
+    def __exit__(self, *exc) -> None:
+        c = self._counters
+        if c is not None:
+            c.seconds[self.name] += time.thread_time() - self._t0
+            c.calls[self.name] += 1
+
+
+def _check(name: str) -> None:
+    if name not in PIECES:
+        raise ValueError(f"unknown piece {name!r}; the library counts {PIECES}")
+
+
 def counted(piece: str):
-    """Count the decorated function's calls and thread CPU seconds under ``piece`` while counters are active."""
-    if piece not in PIECES:
-        raise ValueError(f"unknown piece {piece!r}; the library counts {PIECES}")
+    """Count the decorated function's calls and thread CPU seconds under ``piece`` while counters are active.
+
+    The wrapper is one more frame: a function that warns with a ``stacklevel`` uses :class:`piece` instead.
+    """
+    _check(piece)
 
     def wrap(fn):
         @functools.wraps(fn)
