@@ -88,7 +88,7 @@ def test_ipf_stops_at_its_cap_without_converging():
 def measured():
     # Low-rank d = 100, rho = 10 grows one block past the CG threshold: every part runs. The smallest
     # such fit found (d = 70-90 or fewer records stay below it); IPF on one late round, not two (each
-    # takes ~30,000 rank-two updates), keeps it near 10 s.
+    # takes ~30,000 rank-two updates), keeps it at about 11 CPU seconds.
     return round_floor.measure("lowrank", 100, 10.0, late=1)
 
 
