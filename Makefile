@@ -68,7 +68,7 @@ PUBLISH_RESULTS = for e in $(EXPERIMENTS); do if [ -d runs/$$e ]; then \
 DRAW_COMMITTED = $(PY) -m paceggm.bench.figures --runs figures/results --out figures
 # PGD's cells of the published `solver` table beside the same cells at PGD's tight preset
 # (figures/tables/stopping_rule_pgd_reproduction.md; reads two tables, runs no fit).
-PAIR_PGD_WITH_REFERENCE = $(PY) -m paceggm.bench.stopping_rule_pgd --reproduction-only
+PAIR_PGD_WITH_REFERENCE = $(PY) -m studies.stopping_rule_pgd --reproduction-only
 results: install
 	$(PUBLISH_RESULTS)
 
@@ -97,10 +97,10 @@ clean:
 # core), and the first-order references' stopping settings (figures/tables/reference_solvers.md, about
 # 10 min). Both read communities_crime from $(PACEGGM_DATA_DIR).
 bench: install bench-reference
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.solver_benchmark
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m studies.solver_benchmark
 
 bench-reference: install
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.reference_solvers
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m studies.reference_solvers
 
 # --- IPM-Cholesky's stopping rule: candidates' time vs error vs KKT residual on blocks and whole runs
 # paired with the committed solver results (figures/tables/stopping_rule.md, about 15 min on one core);
@@ -108,8 +108,8 @@ bench-reference: install
 # and the committed reproduction's PGD cells paired with the reference (stopping_rule_pgd_reproduction.md).
 .PHONY: bench-stopping
 bench-stopping: install
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.stopping_rule
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.stopping_rule_pgd
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m studies.stopping_rule
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m studies.stopping_rule_pgd
 
 # --- privacy audit: confidence lower bounds on the privacy loss of the mechanisms on worst-case
 # neighbouring data sets, with broken controls it must catch -> figures/tables/audit.{md,tex}
@@ -123,7 +123,7 @@ audit: install
 # best pairs (Tables 5, 6, figures/results/hyperparameters); needs the raw data ($PACEGGM_DATA_DIR).
 .PHONY: private-tuning
 private-tuning: install
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.private_tuning
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m studies.private_tuning
 
 # --- packaging: build the wheel, install it into a fresh venv and run the demo outside the clone
 # (about a minute, needs the package index or pip's cache; also part of `make test`).
@@ -148,8 +148,8 @@ bench-agreement: install
 SCALE_ARGS ?=
 .PHONY: bench-scale
 bench-scale: install
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.scale_benchmark --gpu auto $(SCALE_ARGS)
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.scale_benchmark --gpu auto --hard --publish $(SCALE_ARGS)
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m studies.scale_benchmark --gpu auto $(SCALE_ARGS)
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m studies.scale_benchmark --gpu auto --hard --publish $(SCALE_ARGS)
 
 # --- One scale-benchmark cell taken apart: its time per round in pieces (in Choleskys), the Newton systems
 # per solve, the floor a chordal solver would leave, the chordal fill of its pattern and IPF's updates per
@@ -157,7 +157,7 @@ bench-scale: install
 FLOOR_ARGS ?=
 .PHONY: bench-round-floor
 bench-round-floor: install
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.round_floor $(FLOOR_ARGS)
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m studies.round_floor $(FLOOR_ARGS)
 
 # --- make verify: rerun a stratified sample of the committed results (figures/results; every recipe, method,
 # solver, preprocessing and available data set, about 1,000 cells drawn from a fixed seed, 2 workers) and

@@ -1,5 +1,8 @@
 """Shared fixtures: small data with a known structure."""
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -17,6 +20,12 @@ from paceggm.baselines import (
     SSPTight,
 )
 from paceggm.bench.conftest import pytest_make_collect_report, pytest_runtest_makereport  # noqa: F401
+
+# studies/ (the one-off measurements, tests/studies/) is a folder of the clone, not an installed
+# package: put the clone on the path, after the installed packages, where it has one.
+_CLONE = Path(__file__).resolve().parents[1]
+if (_CLONE / "studies" / "__init__.py").is_file() and str(_CLONE) not in sys.path:
+    sys.path.append(str(_CLONE))
 
 # Every estimator of the library, for the tests that hold each of them to the same contract
 # (the harness's method registry names the same classes; test_bench_methods checks that).

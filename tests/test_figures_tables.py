@@ -214,41 +214,11 @@ def test_failure_reason_keeps_the_message_and_the_exception_raised():
     assert len(_first_line("E: " + "x" * 500)) == 200
 
 
-def _legacy(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` in the layout written before parameters were columns: four PACE-GGM columns, no p_*."""
-    pace = df["method"].str.startswith("paceggm")
-    old = df.drop(columns=[c for c in df.columns if c.startswith("p_")])
-    old["solver"] = df["p_solver"].where(pace, "").fillna("")
-    old["use_components"] = df["p_use_components"].where(pace)
-    old["alpha"] = df["p_alpha"].where(pace)
-    old["beta"] = df["p_beta"].where(pace)
-    return old
-
-
-def test_migration_rebuilds_the_parameter_columns_of_an_earlier_table():
-    from paceggm.bench.figures.synthetic import synthetic_results
-    from paceggm.bench.schema import is_legacy, migrate
-
-    new = pd.concat([synthetic_results(e, datasets=("adult",), rhos=(0.1, 1.0), trials=2)
-                     for e in ("solver", "hyperparameters", "regression", "main")], ignore_index=True)
-    old = _legacy(new)
-    assert is_legacy(old) and not is_legacy(new)
-    migrated = migrate(old)
-    pd.testing.assert_frame_equal(migrated, new[migrated.columns.tolist()], check_dtype=False)
-    assert sorted(migrated.columns) == sorted(new.columns)
-    pd.testing.assert_frame_equal(migrate(migrated), migrated)  # idempotent
-    # figures read an unmigrated table the same way (migrated in memory)
-    a, b = validate_results(old), validate_results(new)
-    assert a["variant"].tolist() == b["variant"].tolist()
-    with pytest.raises(ResultsError, match="params"):
-        validate_results(old.drop(columns=["params"]))
-
-
 def test_committed_results_are_in_the_current_layout():
     from pathlib import Path
 
-    from paceggm.bench.schema import is_legacy
-
     for path in sorted(Path(__file__).resolve().parents[1].glob("figures/results/*/results.parquet")):
         df = pd.read_parquet(path)
-        assert not is_legacy(df) and "p_solver" in df.columns, path
+        # parameters as p_* columns built from params, not the earlier per-method columns (no reader is kept for those)
+        assert "params" in df.columns and "p_solver" in df.columns, path
+        assert not {"solver", "use_components", "alpha", "beta"} & set(df.columns), path

@@ -1,4 +1,5 @@
-"""The library never depends on the harness or the baselines (dependencies point one way).
+"""The library never depends on the harness or the baselines, and neither of them on the studies
+(dependencies point one way: studies -> harness -> baselines -> library).
 
 Every way Python can import a module counts: ``import``, ``from … import``, relative
 imports (``from ..bench import x``, ``from . import bench``), ``importlib.import_module``
@@ -77,6 +78,20 @@ def test_library_imports_nothing_from_the_harness():
         module = ".".join(parts[:-1] if is_package else parts)
         for name in forbidden(imported_modules(path.read_text(), module, is_package=is_package)):
             offenders.append(f"{rel}: {name}")
+    assert not offenders, offenders
+
+
+def test_nothing_installed_imports_the_studies():
+    """studies/ is not shipped: the library, the harness and the baselines never import it."""
+    offenders = []
+    for folder, package in ((LIBRARY, "paceggm"), (LIBRARY.parent / "baselines", "paceggm.baselines")):
+        for path in folder.rglob("*.py"):
+            parts = (package, *path.relative_to(folder).with_suffix("").parts)
+            is_package = parts[-1] == "__init__"
+            module = ".".join(parts[:-1] if is_package else parts)
+            names = imported_modules(path.read_text(), module, is_package=is_package)
+            offenders += [f"{path.relative_to(LIBRARY.parent)}: {n}" for n in names
+                          if n == "studies" or n.startswith("studies.")]
     assert not offenders, offenders
 
 

@@ -6,10 +6,18 @@ import numpy as np
 import pytest
 
 from paceggm import PACEGGM, pace_ggm
-from paceggm.bench.solver_benchmark import _random_pattern
 from paceggm.reconstruction import SOLVERS, NewtonState, reconstruct
 from paceggm.reconstruction.chordal import chordal_maxdet_completion
 from paceggm.reconstruction.problem import make_problem, natural_units
+
+
+def _random_pattern(d: int, n_off: int, rng: np.random.Generator) -> np.ndarray:
+    """The diagonal and ``n_off`` off-diagonal pairs drawn uniformly (as the solver benchmark's problems)."""
+    rows, cols = np.tril_indices(d, -1)
+    pick = rng.choice(rows.size, n_off, replace=False)
+    pat = np.zeros((d, d), dtype=bool)
+    pat[rows[pick], cols[pick]] = True
+    return pat | pat.T | np.eye(d, dtype=bool)
 
 
 def _random_cov(d: int, rng: np.random.Generator, scale: float = 1.0) -> np.ndarray:

@@ -43,6 +43,15 @@ def test_every_source_folder_is_a_listed_package():
     assert setuptools["package-dir"] == mapped
 
 
+def test_the_studies_are_not_shipped():
+    """studies/ runs from a clone: no package of the wheel, and the sdist leaves out its tests too."""
+    setuptools = _pyproject()["tool"]["setuptools"]
+    assert not [p for p in setuptools["packages"] if p.split(".")[0] == "studies"]
+    assert "studies" not in setuptools.get("package-dir", {})
+    assert "prune tests/studies" in (ROOT / "MANIFEST.in").read_text().splitlines()
+    assert (ROOT / "studies" / "__init__.py").is_file() and (ROOT / "tests" / "studies").is_dir()
+
+
 def test_baselines_are_importable_under_the_paceggm_namespace():
     import paceggm.baselines
     from paceggm.bench.methods import METHODS, resolve

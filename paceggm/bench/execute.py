@@ -15,31 +15,16 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from paceggm._validation import aligned_copy
-from paceggm.bench.cells import Cell
+from paceggm.bench.cells import Cell, bound_policy
 from paceggm.bench.fitted import read_fit
 from paceggm.bench.methods import method_spec, resolve
 from paceggm.bench.schema import SPEND_RTOL, STORED_COLUMNS, guarantee_holds
 from paceggm.bench.seeds import canonical_json, seed_sequence
 from paceggm.metrics import frobenius_error, mahalanobis_error
 
-__all__ = ["COLUMNS", "CellData", "prepare_data", "run_cell", "failed_row", "bound_policy"]
+__all__ = ["COLUMNS", "CellData", "prepare_data", "run_cell", "failed_row"]
 
 COLUMNS = STORED_COLUMNS  # the stored results table (paceggm.bench.schema)
-
-
-def bound_policy(policy: str, preprocessing: str) -> str:
-    """The ``bound_check`` estimators get.
-
-    ``"auto"`` waives the bound for the published preprocessing — whose data
-    exceed the declared ``B = 1`` after centring (README, *Data and metrics*), so reproducing the
-    publication means running outside the guarantee, as it did — and enforces
-    it (``"raise"``) for the strict one, where it holds by construction.
-    """
-    if policy == "auto":
-        return "waive" if preprocessing == "paper" else "raise"
-    if policy not in ("raise", "clip", "waive"):
-        raise ValueError(f"bound_check must be auto, raise, clip or waive, got {policy!r}")
-    return policy
 
 
 @dataclass(frozen=True)

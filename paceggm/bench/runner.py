@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from paceggm._validation import aligned_copy
-from paceggm.bench.cells import Cell, expand
+from paceggm.bench.cells import Cell, bound_policy, expand
 from paceggm.bench.config import fingerprint, provenance
-from paceggm.bench.execute import CellData, bound_policy, failed_row, prepare_data, run_cell
+from paceggm.bench.execute import CellData, failed_row, prepare_data, run_cell
 from paceggm.bench.runlog import run_log
 from paceggm.bench.schema import check_row, guarantee_holds
 from paceggm.bench.store import RunStore, ScanResult
@@ -495,13 +495,30 @@ def _disagreement(cfg: Mapping, scan: ScanResult) -> str | None:
 
 
 def _sweep(cfg, cells, store, *, loader, order, overrides, show, log, t_start, name, runlog) -> SweepSummary:
-    from joblib import Parallel, delayed
-    from tqdm.auto import tqdm
-
     logger = runlog.logger
     scan = store.scan()
     todo = [c for c in cells if c.key not in scan.finished]
     prov = provenance(cfg, overrides=overrides)
+    summary = _open_store(cfg, cells, todo, scan, store, prov, overrides=overrides, name=name, runlog=runlog)
+    if todo and cfg.get("reuse_from"):
+        reused = _reuse(cfg, store, todo)
+        summary.n_reused = len(reused)
+        todo = [c for c in todo if c.key not in reused]
+        logger.info("reused %d cells from %s", len(reused), list(cfg.get("reuse_from")))
+    record = _recorder(store, todo, prov["git_commit"], summary, logger)
+    data = _load_data(cfg, todo, loader, store, record, summary, logger, name=name)
+    runnable = _dispatch_order([c for c in todo if c.dataset in data], data, order)
+    if runnable:
+        _run_cells(cfg, runnable, data, record, summary, name=name, show=show, log=log)
+    summary.elapsed = time.perf_counter() - t_start
+    logger.info("done: ran %d (ok %d, failed %d), unavailable %d, %.1f s", summary.n_ran, summary.n_ok,
+                summary.n_failed, summary.n_unavailable, summary.elapsed)
+    return summary
+
+
+def _open_store(cfg, cells, todo, scan, store, prov, *, overrides, name, runlog) -> SweepSummary:
+    """Log the run, open the store (recording the run only if it will write), quarantine corrupt cells."""
+    logger = runlog.logger
     logger.info("paceggm-bench run %s: %s", name, " ".join(prov["argv"]))
     logger.info("store %s; commit %s; overrides %s", store.root, prov["git_commit"], list(overrides))
     logger.debug("versions %s; backend %s", prov["versions"], prov["backend"])
@@ -527,17 +544,16 @@ def _sweep(cfg, cells, store, *, loader, order, overrides, show, log, t_start, n
         logger.warning(summary.notes[-1])
     summary.n_skipped = len(cells) - len(todo)
     logger.info("grid: %d cells, %d already stored, %d to run", len(cells), summary.n_skipped, len(todo))
-    if todo and cfg.get("reuse_from"):
-        reused = _reuse(cfg, store, todo)
-        summary.n_reused = len(reused)
-        todo = [c for c in todo if c.key not in reused]
-        logger.info("reused %d cells from %s", len(reused), list(cfg.get("reuse_from")))
+    return summary
+
+
+def _recorder(store, todo, commit: str, summary: SweepSummary, logger):
+    """What is done with each finished row: written to the store at once, counted and logged."""
     cell_of = {c.key: c for c in todo}
 
     def record(row: dict) -> None:
         cell = cell_of[row["cell_key"]]
-        store.write_cell(row, cell=cell.description(),
-                         computed={"bound_check": cell.bound_check, "commit": prov["git_commit"]})
+        store.write_cell(row, cell=cell.description(), computed={"bound_check": cell.bound_check, "commit": commit})
         where = f"{row['cell_key']} {row['variant']} on {row['dataset']}, rho={row['rho']:g}, trial={row['trial']}"
         if row["status"] == "ok":
             logger.info("ok     %s (%.3g s)", where, row["wall_time"])
@@ -550,6 +566,11 @@ def _sweep(cfg, cells, store, *, loader, order, overrides, show, log, t_start, n
                  "cause": _cause(row["error"])}
             )
 
+    return record
+
+
+def _load_data(cfg, todo, loader, store, record, summary: SweepSummary, logger, *, name: str) -> dict:
+    """Each pending data set's CellData; an unavailable one leaves its cells pending, a broken one fails them."""
     by_dataset: dict[str, list[Cell]] = {}
     for c in todo:
         by_dataset.setdefault(c.dataset, []).append(c)
@@ -566,38 +587,39 @@ def _sweep(cfg, cells, store, *, loader, order, overrides, show, log, t_start, n
             error = f"data set {ds!r} could not be loaded:\n{traceback.format_exc()}"
             for c in ds_cells:
                 record(failed_row(c, name, error))
-
     if by_dataset:
         store.record_availability(unavailable={ds: why for ds, (_, why) in summary.unavailable.items()},
                                   loaded=list(data))
-    runnable = _dispatch_order([c for c in todo if c.dataset in data], data, order)
+    return data
+
+
+def _run_cells(cfg, runnable, data, record, summary: SweepSummary, *, name: str, show: bool, log) -> None:
+    """The cells on the configured backend, each row recorded as it arrives, whatever order they finish in."""
+    from joblib import Parallel, delayed
+    from tqdm.auto import tqdm
+
     test_fraction = float(cfg.get("test_fraction", 0.2))
-    if runnable:
-        with _backend(cfg.get("backend") or {}, scatter=list(data.values()), n_pending=len(runnable)) as n_jobs:
-            summary.n_workers = n_jobs
-            tasks = (
-                delayed(_run_in_worker)(c, data[c.dataset], experiment=name, test_fraction=test_fraction)
-                for c in runnable
-            )
-            bar = tqdm(total=len(runnable), desc=name, unit="cell", disable=not show, file=log,
-                       dynamic_ncols=True, smoothing=0.05)
-            rows = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(tasks)
-            try:
-                for row in rows:
-                    record(row)
-                    bar.update(1)
-                    if summary.n_failed:
-                        bar.set_postfix(failed=summary.n_failed, refresh=False)
-            finally:
-                # Closing the generator of an interrupted sweep cancels the cells in flight, and
-                # joblib warns about each batch after the sweep's one-line message; the cells are
-                # simply pending, as the message says.
-                with warnings.catch_warnings():
-                    warnings.filterwarnings("ignore", message=".*still being processed by the workers have been "
-                                            "cancelled", category=UserWarning)
-                    rows.close()
-                bar.close()
-    summary.elapsed = time.perf_counter() - t_start
-    logger.info("done: ran %d (ok %d, failed %d), unavailable %d, %.1f s", summary.n_ran, summary.n_ok,
-                summary.n_failed, summary.n_unavailable, summary.elapsed)
-    return summary
+    with _backend(cfg.get("backend") or {}, scatter=list(data.values()), n_pending=len(runnable)) as n_jobs:
+        summary.n_workers = n_jobs
+        tasks = (
+            delayed(_run_in_worker)(c, data[c.dataset], experiment=name, test_fraction=test_fraction)
+            for c in runnable
+        )
+        bar = tqdm(total=len(runnable), desc=name, unit="cell", disable=not show, file=log,
+                   dynamic_ncols=True, smoothing=0.05)
+        rows = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(tasks)
+        try:
+            for row in rows:
+                record(row)
+                bar.update(1)
+                if summary.n_failed:
+                    bar.set_postfix(failed=summary.n_failed, refresh=False)
+        finally:
+            # Closing the generator of an interrupted sweep cancels the cells in flight, and
+            # joblib warns about each batch after the sweep's one-line message; the cells are
+            # simply pending, as the message says.
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=".*still being processed by the workers have been "
+                                        "cancelled", category=UserWarning)
+                rows.close()
+            bar.close()

@@ -36,7 +36,7 @@ table. Columns, in order:
 
 Tables written before these two columns existed are read with ``guarantee_holds``
 derived from the preprocessing under the default bound policy (``"auto"``: waived
-for ``paper``, enforced for ``strict``; see :func:`paceggm.bench.execute.bound_policy`)
+for ``paper``, enforced for ``strict``; see :func:`paceggm.bench.cells.bound_policy`)
 and ``converged`` and the three solve counts unknown (NA).
 
 The stored table has one more column, ``params``: the cell's constructor
@@ -46,8 +46,7 @@ the table has (as benchopt names its parametrised columns): ``p_solver``,
 ``p_alpha``, ``p_use_components``, …, empty where a method has no such
 parameter. Figures group and label variants by these columns; the variant
 label is built from them by :func:`paceggm.bench.cells.variant_label` only.
-:func:`param_columns` derives them from ``params`` (when a table is collected
-and when an older table is migrated by :func:`migrate`).
+:func:`param_columns` derives them from ``params`` when a table is collected.
 """
 
 from __future__ import annotations
@@ -65,8 +64,6 @@ RESULT_COLUMNS = (
 
 STORED_COLUMNS = (*RESULT_COLUMNS, "params")
 PARAM_PREFIX = "p_"
-#: Columns of tables written before parameters were stored as data, and only for PACE-GGM.
-_LEGACY = ("solver", "use_components", "alpha", "beta")
 
 
 _STR = ("experiment", "cell_key", "dataset", "preprocessing", "method", "variant", "status", "error", "params")
@@ -192,35 +189,3 @@ def with_param_columns(df):
     """``df`` with its ``p_*`` columns (re)built from ``params``, after the stored columns."""
     rest = [c for c in df.columns if not c.startswith(PARAM_PREFIX)]
     return df[rest].join(param_columns(df["params"]))
-
-
-def is_legacy(df) -> bool:
-    """Whether ``df`` is a results table of the earlier layout (parameters only as PACE-GGM columns)."""
-    return any(c in df.columns for c in _LEGACY) and not any(c.startswith(PARAM_PREFIX) for c in df.columns)
-
-
-def migrate(df):
-    """A results table of the earlier layout in the current one (idempotent).
-
-    The earlier tables had ``solver``, ``use_components``, ``alpha`` and
-    ``beta`` columns, filled for PACE-GGM methods only, and no ``p_*``
-    columns; every value they held is also in ``params``, from which the
-    ``p_*`` columns are built.
-    """
-    if "params" not in df.columns:
-        raise ValueError("not a stored results table: no 'params' column")
-    return with_param_columns(df.drop(columns=[c for c in _LEGACY if c in df.columns]))
-
-
-def migrate_files(paths) -> None:
-    """Rewrite each results.parquet of ``paths`` in the current layout."""
-    import pandas as pd
-
-    for path in paths:
-        pd.read_parquet(path).pipe(migrate).to_parquet(path, index=False)
-
-
-if __name__ == "__main__":  # python -m paceggm.bench.schema runs/*/results.parquet
-    import sys
-
-    migrate_files(sys.argv[1:])

@@ -38,7 +38,7 @@ TABLE = Path("figures/tables/solver_agreement.md")
 def compare(X: np.ndarray, *, rho: float, seed: int, solver: str, reference: str = REFERENCE) -> dict:
     """One data set, one seed: both solvers' fits side by side."""
     from paceggm import pace_ggm
-    from paceggm.bench.execute import bound_policy
+    from paceggm.bench.cells import bound_policy
     from paceggm.exceptions import PrivacyLeakWarning
 
     fits, seconds = {}, {}

@@ -135,7 +135,7 @@ def rebuild_cell(row: Mapping, cfg: Mapping) -> Cell:
         The rebuilt cell's key or seed is not the stored one (the recipe or the
         harness no longer describes the computation the row records).
     """
-    from paceggm.bench.execute import bound_policy
+    from paceggm.bench.cells import bound_policy
 
     spec = method_spec(row["method"])
     params = json.loads(row["params"] or "{}")

@@ -3,18 +3,14 @@
 The candidates are the exact Newton paths, which return the same answers to
 the exact solvers' tolerance:
 
-* :mod:`.newton_pcg` on the CPU. On every cell of the scale benchmark and of
-  the solver-agreement runs on real data (d = 6 … 2,000, blocks of 2 to 1,041
-  variables) it was at least as fast as :mod:`.newton`, the reference, and up
-  to 10x faster (low-rank d = 400, ρ = 10: 20.1 against 193 CPU s; adult,
-  d = 6: 0.08 against 0.11 s; communities_crime, d = 102: 6.6 against 7.3 s),
-  so the CPU choice is it for blocks of every size: a rule that sent small
-  blocks to :mod:`.newton` would only lose time;
+* :mod:`.newton_pcg` on the CPU: at least as fast as :mod:`.newton`, the
+  reference, on every block size measured, and up to 10x faster on large ones
+  (docs/scale.md, docs/gpu.md), so the CPU choice is it for blocks of every size;
 * :mod:`.newton_xp` on an array backend (a GPU), when one is given: dense
   ``d³`` and ``|S|³`` kernels at GPU speed, for blocks of at least
   ``backend_min_d`` variables, where a GPU Newton step beats the CPU's
   (below, its launch and transfer latency dominates; see
-  ``paceggm.bench.gpu_bench`` for the measurement and
+  ``studies.gpu_bench`` for the measurement and
   ``figures/tables/gpu_bench.md`` for its results on one H100).
 """
 
@@ -26,9 +22,8 @@ from paceggm.reconstruction.newton_xp import solve_newton_xp
 from paceggm.reconstruction.problem import Problem
 from paceggm.reconstruction.result import BlockSolution
 
-#: Blocks of at least this many variables go to the backend, when one is given. 200: there a dense
-#: Newton step on an H100 took 2.3 ms against 12 ms on one CPU core (5x), at 100 only 1.5x, too little
-#: to cover the copies a block's first step makes (``figures/tables/gpu_bench.md``).
+#: Blocks of at least this many variables go to the backend, when one is given: from there a GPU
+#: Newton step beats one CPU core by enough to cover the copies of a block's first step (docs/gpu.md).
 BACKEND_MIN_D = 200
 
 

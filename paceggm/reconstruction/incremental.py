@@ -22,6 +22,7 @@ import time
 import numpy as np
 
 from paceggm.reconstruction.blocks import solve_block
+from paceggm.reconstruction.counters import piece
 from paceggm.reconstruction.result import Reconstruction
 
 
@@ -112,6 +113,15 @@ class IncrementalReconstruction:
 
         Returns ``self``; ``solve_time`` is then the seconds this update spent.
         """
+        with piece("reconstruction updates"):
+            self._update(j, k)
+        if not self.converged:
+            from paceggm.reconstruction import warn_unconverged
+
+            warn_unconverged(self.solver, stacklevel=2)
+        return self
+
+    def _update(self, j: int, k: int) -> None:
         t0 = time.perf_counter()
         self.n_iter = self.n_solved = self.n_capped = 0
         a, b = int(self._label[j]), int(self._label[k])
@@ -145,11 +155,6 @@ class IncrementalReconstruction:
         # As for reconstruct(): every current block counts, reused ones as they were solved.
         self.converged = not self._unconverged
         self.solve_time = time.perf_counter() - t0
-        if not self.converged:
-            from paceggm.reconstruction import warn_unconverged
-
-            warn_unconverged(self.solver, stacklevel=2)
-        return self
 
     def _solve(self, idx: np.ndarray, parts: list[int], y_b: np.ndarray, lam_b: np.ndarray) -> dict:
         init = self._warm_start(idx, parts) if self._spec.warm_start else None

@@ -61,6 +61,7 @@ import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.linalg.lapack import dpotrf, dpotri
 
+from paceggm.reconstruction.counters import counted
 from paceggm.reconstruction.problem import Problem, diagonal_barrier_solution, mu_schedule
 from paceggm.reconstruction.result import BlockSolution
 
@@ -135,6 +136,7 @@ def _factor(P: np.ndarray):
     return L if info == 0 else None
 
 
+@counted("factorisations of P")
 def _factor_at(pat: _Pattern, x: np.ndarray):
     """:func:`_factor` of ``P(x)``, built here and factored in its own memory.
 
@@ -153,6 +155,7 @@ def _factor_at(pat: _Pattern, x: np.ndarray):
 _MIRROR_ROWS = 64
 
 
+@counted("inverses of P")
 def _inverse(L: np.ndarray) -> np.ndarray:
     """``W = P⁻¹`` from a factor made by :func:`_factor`, C-contiguous and exactly symmetric.
 

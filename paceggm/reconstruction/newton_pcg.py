@@ -42,8 +42,7 @@ it (:func:`_rank_two_start`). Towards the exact limit, the start goes further:
 the new entry and every entry sharing a variable with it are set to their joint
 optimum, a problem on the few variables involved, and ``W`` follows by a
 low-rank update (:func:`_local_start`). A round's move is largest there, and
-the full Newton iterations it saves (measured on a low-rank d = 400 fit: 3.9
-instead of 5.0 per round) are the ones that factor and invert ``P``.
+the full Newton iterations it saves are the ones that factor and invert ``P``.
 """
 
 from __future__ import annotations
@@ -57,6 +56,7 @@ from scipy.linalg.blas import dtrsv, strsv
 from scipy.linalg.lapack import dpotrf, spotrf
 from scipy.sparse import csr_matrix
 
+from paceggm.reconstruction.counters import counted, counted_solve, note_decrement
 from paceggm.reconstruction.newton import (
     DEFAULTS,
     NewtonState,
@@ -73,55 +73,30 @@ from paceggm.reconstruction.newton import (
 from paceggm.reconstruction.problem import Problem
 from paceggm.reconstruction.result import BlockSolution
 
-# Relative residual of the Newton systems (preconditioned norm): the square of the
-# previous Newton decrement of the solve (inexact Newton keeps its quadratic
-# convergence with a forcing term of the order of the gradient), within these bounds.
-# The first systems of a round start from decrements of 0.2-0.8: a direction good to
-# 10 % serves the damped steps there as well as an exact one (measured on blocks of a
-# low-rank d = 400 fit: the same Newton iterations, 1.26x fewer CG steps' time than
-# with 1e-3; 0.3 and 0.5 cost an extra Newton iteration on some blocks).
+# The tuning constants below were each measured on whole fits; the measurements are in
+# docs/scale.md, *newton_pcg's constants*.
+
+# Relative residual of the Newton systems (preconditioned norm): the square of the previous
+# decrement within these bounds, so inexact Newton keeps its quadratic convergence.
 _CG_RTOL_MAX, _CG_RTOL_MIN = 1e-1, 1e-12
-# Measured entries (diagonal included) from which CG directions pay: below, a
-# Hessian factorisation costs less than the CG steps that replace it (measured on
-# low-rank synthetic fits: CG is 1.2x faster at |S| = 830, slower at real data's
-# |S| <= 300).
+# Measured entries (diagonal included) from which CG directions cost less than a Hessian factorisation.
 _CG_MIN_ENTRIES = 500
 # A warm start gains from refining at most this many new entries (a round adds one).
 _MAX_REFINED = 4
-# Damped Newton steps on the new entry's neighbourhood before the full problem (see
-# _local_start), and the local decrement at which they stop. Measured on a low-rank
-# d = 400, rho = 10 fit: 1, 3, 6, 12 steps gave 26.3, 26.2, 24.7, 24.7 CPU s (28.6 s
-# without); the neighbourhood at distance two instead of one (_LOCAL_HOPS) cut
-# Newton iterations by another 7 % but cost as much as it saved (24.9 s).
+# The local start (_local_start): damped Newton steps on the new entry's neighbourhood at this
+# graph distance, until this local decrement, with full steps from this one.
 _LOCAL_STEPS = 8
 _LOCAL_HOPS = 1
 _LOCAL_TOL = 1e-8
 _FULL_STEP_LOCAL = 0.25
-# KKT residual (relative) at which a warm exact stage may end on the step from a
-# decrement below 1e-4 instead of solving one more Newton system to 1e-12 (the
-# costliest of a round: measured 15-30% of a low-rank round's CG steps). A tenth of
-# the 1e-8 to which the answers must match the reference; 1e-10 (with steps from
-# decrements below 1e-5) was measured 1.08x slower on blocks of a low-rank d = 400
-# fit, where 1e-9 saves a Newton system on two of five.
+# KKT residual (relative) at which a warm exact stage may end on the step from a decrement
+# below 1e-4 instead of one more Newton system: a tenth of the 1e-8 the answers must match.
 _KKT_STOP = 1e-9
-# Newton systems asked for at least this relative residual use Hessian products in
-# single precision: they read half the memory, 2x faster (measured at |S| = 1,451,
-# d = 400: 0.25 against 0.50 ms) with a relative error of 2e-7. That error bends a
-# direction by about 1e-6 of its length, which moves the next iterate by ~1e-6 δ,
-# below the δ² Newton's own convergence leaves while δ > 1e-6; the systems after a
-# decrement below 3e-5, whose steps decide the answer, and every check of the
-# answer (its KKT residual, the decrement bound) stay in double precision.
-# Measured on low-rank fits, against 1e-6: 1.08x faster at d = 400 and 1.15x at
-# d = 800, the same answers (1.2e-12 and 2.7e-13 from the reference). Only exact
-# (μ = 0) stages: at μ > 0 on blocks that are not completable, P grows like 1/μ and
-# W is nearly singular, and single precision cost Newton iterations there
-# (measured on low-rank d = 200, ρ = 10: 69 s against 57 s in double).
+# Systems asked for at least this relative residual use single-precision Hessian products, in
+# exact (μ = 0) stages only: their error stays below what Newton's own convergence leaves there.
 _SINGLE_RTOL = 1e-9
-# A Hessian factorisation (assembly included) is counted as |S| / this many CG
-# steps. In double precision it cost about |S| / 24 (measured at |S| = 550-1,450,
-# d = 400: 10-70 ms against 0.4-1.3 ms); assembled and factored in single precision
-# (_hessian_factor_single) it costs about half, and whole low-rank rho = 10 fits took
-# 19.6, 18.9, 19.2 s at d = 400 and 47.2, 45.3, 43.8 s at d = 800 with 24, 48, 96.
+# A Hessian factorisation (assembly included) is counted as |S| / this many CG steps when
+# deciding whether a kept factor has gone stale.
 _FACTOR_IN_STEPS = 96
 # CG steps allowed before the Hessian is factored instead: a step costs about
 # 2|S|² + 4d|S| flops against about |S|³/3 for assembling and factoring.
@@ -151,6 +126,7 @@ def _hessian_diagonal(pat: _Pattern, W: np.ndarray, mu: float) -> np.ndarray:
     return 0.5 * pat.m * pat.m * (W[pat.r, pat.r] * W[pat.c, pat.c] + W[pat.r, pat.c] ** 2) + mu * pat.q
 
 
+@counted("Hessian factorisations")
 def _hessian_factor(pat: _Pattern, W: np.ndarray, mu: float):
     """:func:`.newton._hessian_factor` with fewer passes (the same ``(cf, h)`` to rounding).
 
@@ -179,6 +155,7 @@ def _hessian_factor(pat: _Pattern, W: np.ndarray, mu: float):
     return (cf, True), h
 
 
+@counted("Hessian factorisations, single")
 def _hessian_factor_single(pat: _Pattern, W: np.ndarray, diag: np.ndarray):
     """:func:`_hessian_factor` at μ = 0 assembled and factored in single precision, to precondition only.
 
@@ -261,6 +238,7 @@ class _Preconditioner:
         self.pieces.append((positions, cf, h))
         self.covered[positions] = True
 
+    @counted("preconditioner solves")
     def solve(self, v: np.ndarray, diag: np.ndarray) -> np.ndarray:
         out = v / diag
         for pos, cf, h in self.pieces:
@@ -316,6 +294,7 @@ class _PCGDirection:
                     self.use = state.factor_use
                 self.pre.add(pos, cf, h)
 
+    @counted("Hessian products")
     def _hessian_times(self, v: np.ndarray, W: np.ndarray, Wr: np.ndarray, mu: float) -> np.ndarray:
         """``∇²F v``; with ``W`` and ``Wr`` in single precision, the products are (the rest stays double).
 
@@ -330,6 +309,11 @@ class _PCGDirection:
         return pat.m * np.einsum("ij,ij->i", Wr, WdP[pat.c]) + mu * pat.q * v
 
     def __call__(self, pat: _Pattern, x: np.ndarray, W: np.ndarray, mu: float):
+        step, dec = self._direction(pat, x, W, mu)
+        note_decrement(dec)
+        return step, dec
+
+    def _direction(self, pat: _Pattern, x: np.ndarray, W: np.ndarray, mu: float):
         g = _gradient(pat, x, W, mu)
         diag = _hessian_diagonal(pat, W, mu)
         if not (np.all(np.isfinite(diag)) and np.all(diag > 0) and np.all(np.isfinite(g))):
@@ -505,6 +489,7 @@ def _rank_two_start(pat: _Pattern, P0: np.ndarray, mu: float, W0: np.ndarray,
     return P, W, logdet
 
 
+@counted("local start")
 def _local_start(pat: _Pattern, P0: np.ndarray, W0: np.ndarray,
                  logdet0: float | None = None) -> tuple[np.ndarray, np.ndarray, float | None] | None:
     """A warm start at μ = 0 whose new entries, and every entry sharing a variable with them, are at their optimum.
@@ -681,6 +666,7 @@ def _warm_refine(pat: _Pattern, P0: np.ndarray, mu: float, *, init, scale: float
     return _rank_two_start(pat, P0, mu, W0, logdet0)
 
 
+@counted_solve
 def solve_newton_pcg(
     p: Problem,
     *,

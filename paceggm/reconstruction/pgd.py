@@ -12,16 +12,12 @@ eigendecompositions, which is what makes the solver comparison affordable.
 
 The iteration stops when a step moves ``W`` by less than ``tol = 1e-5`` of its
 norm. The limit of the iteration is the minimiser PGD reports, and stopping
-earlier on the same path only truncates it. ``preset="tight"`` (``tol = 3e-6``,
-the setting of runs 1-3) stops within a few 1e-3 of the limit on the largest
-blocks, about as close as IPM-Cholesky gets to the exact completion; the default
-stops within about 1e-2 of it at 1.8x fewer iterations. Coarser stops are
-cheaper still but not safe: PACE-GGM chooses each round's entry from the
-current estimate, and a truncated estimate can change the choices. On
-life_expectancy at ρ = 10, PGD from 0 stopped at any coarser candidate measured
-(2e-5 to 3e-4) sent a trial down other selections, with 80-95x the Mahalanobis
-error of the tight setting, while 1e-5 kept all ten trials within 8 % of it
-(docs/stopping-rules.md; ``make bench-stopping``).
+earlier on the same path only truncates it. ``preset="tight"`` (``tol = 3e-6``)
+stops about as close to that limit as IPM-Cholesky gets to the exact completion;
+the default stops within about 1e-2 of it in fewer iterations. Coarser stops are
+not safe: PACE-GGM chooses each round's entry from the current estimate, and a
+truncated estimate can change the choices (the measurements: docs/stopping-rules.md,
+``make bench-stopping``).
 
 With the component decomposition on, entries across components are fixed at 0;
 with it off and unmeasured entries started at 1 they are free to stay non-zero,

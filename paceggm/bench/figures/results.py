@@ -15,9 +15,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from paceggm.bench.cells import variant_label
-from paceggm.bench.execute import bound_policy
-from paceggm.bench.schema import RESULT_COLUMNS, guarantee_holds, is_legacy, migrate
+from paceggm.bench.cells import bound_policy, variant_label
+from paceggm.bench.schema import RESULT_COLUMNS, guarantee_holds
 
 from .style import PACEGGM_DEFAULTS, parse_variant
 
@@ -46,10 +45,6 @@ def validate_results(df: pd.DataFrame, *, source: str = "results table") -> pd.D
     missing = [c for c in RESULT_COLUMNS if c not in df.columns]
     if missing:
         raise ResultsError(f"{source}: missing columns {missing} (see paceggm.bench.schema)")
-    if is_legacy(df):
-        if "params" not in df.columns:
-            raise ResultsError(f"{source}: a table of the earlier layout without its 'params' column")
-        df = migrate(df)  # in memory; `python -m paceggm.bench.schema <file>` rewrites the file
     out = df.copy()
     for col in _NUMERIC:
         try:

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from paceggm.bench import round_floor
-from paceggm.bench.round_floor import ChordalFill, ipf, minimum_degree_fill
-from paceggm.reconstruction import newton
+from paceggm.reconstruction import counters
 from paceggm.reconstruction.newton import solve_newton
 from paceggm.reconstruction.problem import make_problem
+from studies import round_floor
+from studies.round_floor import ChordalFill, ipf, minimum_degree_fill
 
 
 def _edges(pairs):
@@ -86,8 +86,10 @@ def test_ipf_stops_at_its_cap_without_converging():
 
 @pytest.fixture(scope="module")
 def measured():
-    # Low-rank d = 100, rho = 10 grows one block past the CG threshold: every part runs.
-    return round_floor.measure("lowrank", 100, 10.0, late=2)
+    # Low-rank d = 100, rho = 10 grows one block past the CG threshold: every part runs. The smallest
+    # such fit found (d = 70-90 or fewer records stay below it); IPF on one late round, not two (each
+    # takes ~30,000 rank-two updates), keeps it at about 11 CPU seconds.
+    return round_floor.measure("lowrank", 100, 10.0, late=1)
 
 
 def test_measure_takes_the_fit_apart(measured):
@@ -99,7 +101,7 @@ def test_measure_takes_the_fit_apart(measured):
     assert m["calls"]["inverses of P"] > 0
     assert m["solves"] and all(len(s) >= 1 for s in m["solves"])
     assert m["fill"].counts.size == 100 and m["fill"].counts.max() >= 2
-    assert len(m["ipf"]) == 2
+    assert len(m["ipf"]) == 1
     for r in m["ipf"]:
         assert r["updates"] > 0 and r["kkt"] <= round_floor.IPF_TOL
         assert r["vs_answer"] <= 1e-8
@@ -109,13 +111,8 @@ def test_measure_takes_the_fit_apart(measured):
     assert m["update_s"] > 0 and "Choleskys for the round" in text
 
 
-def test_measure_leaves_the_solver_as_it_found_it(measured):
-    import paceggm.reconstruction as reconstruction
-    from paceggm.reconstruction import newton_pcg
-
-    assert not hasattr(newton._inverse, "__wrapped__")
-    assert not hasattr(newton_pcg._PCGDirection._hessian_times, "__wrapped__")
-    assert reconstruction.SOLVERS["newton_pcg"].solve is newton_pcg.solve_newton_pcg
+def test_measure_leaves_no_counters_behind(measured):
+    assert counters.active() is None
 
 
 @pytest.mark.parametrize("argv", [["--rho", "0"], ["--shape", "spiral"], ["--d", "1"], ["--late", "-1"]])
@@ -133,18 +130,14 @@ def test_main_prints_the_report(capsys):
     assert "IPF from the previous answer" not in out
 
 
-def test_a_failing_fit_leaves_no_timer_behind(monkeypatch):
+def test_a_failing_fit_leaves_no_counters_behind(monkeypatch):
     import paceggm
-    import paceggm.reconstruction as reconstruction
-    from paceggm.reconstruction import newton_pcg
 
     def broken(*args, **kwargs):
-        assert hasattr(newton._inverse, "__wrapped__")  # the timers are on while the fit runs
+        assert counters.active() is not None  # counted while the fit runs
         raise RuntimeError("fit failed")
 
     monkeypatch.setattr(paceggm, "pace_ggm", broken)
     with pytest.raises(RuntimeError, match="fit failed"):
         round_floor.measure("lowrank", 20, 1.0, n=500)
-    assert not hasattr(newton._inverse, "__wrapped__")
-    assert not hasattr(newton_pcg._Preconditioner.solve, "__wrapped__")
-    assert reconstruction.SOLVERS["newton_pcg"].solve is newton_pcg.solve_newton_pcg
+    assert counters.active() is None

@@ -5,9 +5,9 @@ import pandas as pd
 import pytest
 
 from paceggm.baselines import AdaSSP, PACEGGMRegression
-from paceggm.bench import investigations as inv
 from paceggm.bench.execute import _split
 from paceggm.bench.seeds import data_seed, method_seed, seed_sequence
+from studies import investigations as inv
 
 from bench_loaders import small_loader
 
@@ -71,3 +71,12 @@ def test_cli_prints_both_tables(capsys):
                      "--loader", "bench_loaders:small_loader"]) == 0
     out = capsys.readouterr().out
     assert "paceggm_full_rho_no_ridge" in out and "median" in out
+
+
+def test_the_regression_gap_uses_the_reference_lines_splits():
+    """The same split as the regression figure's references (the harness's data_seed): the same null MSE."""
+    from paceggm.bench import regression_references as refs
+
+    got = refs.reference_mses(["bc"], [0, 1], loader=small_loader)
+    same = inv.regression_gap(["bc"], [1.0], 2, loader=small_loader)
+    assert np.allclose(got["null"], same["null"], rtol=1e-12)

@@ -2,9 +2,9 @@
 
 Two sub-commands, each printing its tables to standard output::
 
-    python -m paceggm.bench.investigations regression-gap \\
+    python -m studies.investigations regression-gap \\
         --datasets communities_crime,life_expectancy,pol,bank32nh --rhos 0.01,0.1,1 --trials 5
-    python -m paceggm.bench.investigations drop-target \\
+    python -m studies.investigations drop-target \\
         --full figures/results/measurements/results.parquet \\
         --dropped runs/measurements_drop_target/results.parquet
 
@@ -207,7 +207,7 @@ def _names(text: str) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command-line entry point (``python -m paceggm.bench.investigations``).
+    """Command-line entry point (``python -m studies.investigations``).
 
     Parameters
     ----------
@@ -219,7 +219,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     int
         Exit status.
     """
-    parser = argparse.ArgumentParser(prog="python -m paceggm.bench.investigations", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m studies.investigations", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     reg = sub.add_parser("regression-gap", help="PACE-GGM regression variants against AdaSSP")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from paceggm.bench import reference_solvers as rs
+from studies import reference_solvers as rs
 
 
 def test_replayed_blocks_are_the_components_a_run_re_solves():

@@ -1,6 +1,6 @@
 """PACE-GGM at scale: whole fits on synthetic data, d up to 1,600, one core.
 
-Run ``python -m paceggm.bench.scale_benchmark`` (``make bench-scale``). Each
+Run ``python -m studies.scale_benchmark`` (``make bench-scale``). Each
 cell is one PACE-GGM fit (default solver, published α, β) on ``n`` synthetic
 records with a covariance of one of three shapes:
 
@@ -10,7 +10,7 @@ records with a covariance of one of three shapes:
 * ``block``: independent blocks of 20 variables, within-block correlation 0.6.
 
 With ``--hard`` (``make bench-scale SCALE_ARGS=--hard``) it runs the hard
-shapes instead (:mod:`paceggm.bench.matched_data`): ``indian_pines`` and
+shapes instead (:mod:`studies.matched_data`): ``indian_pines`` and
 ``madeline``, synthetic data with those data sets' published n, d and
 statistics (mean and max ``|r|``, ``e_off``, effective rank), beside the
 publication's seconds per trial; and ``hard``, indian_pines's model (strong
@@ -50,7 +50,6 @@ never replace the committed table. Seeds derive from each cell's identity
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import os
 import platform
@@ -61,21 +60,23 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
-from unittest import mock
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("MKL_NUM_THREADS", "1")
+import numpy as np
 
-import numpy as np  # noqa: E402
+from studies._common import (
+    ALL_SHAPES,
+    SHAPES,
+    cell_size,
+    cholesky_seconds,
+    kkt_residual,
+    rel_max,
+    single_threaded_env,
+    synthetic,
+)
 
-SHAPES = ("lowrank", "banded", "block")
-# Hard shapes (--hard): data sets matched to published statistics at their own n and d, and
-# indian_pines's model at large d.
-HARD_SHAPES = ("indian_pines", "madeline", "hard")
+# The hard shapes (--hard) at large d: indian_pines's model.
 HARD_DIMS = (1000, 2000, 4000)
 HARD_RHOS = (10.0,)
-ALL_SHAPES = SHAPES + HARD_SHAPES
 DIMS = (100, 200, 400, 800, 1600)
 RHOS = (1.0, 10.0)
 SOLVERS_COMPARED = ("newton", "newton_pcg", "auto")
@@ -86,56 +87,7 @@ TIMEOUT = 600.0
 STORE = Path("runs/scale")
 TABLES = Path("figures/tables")
 FIGURES = Path("figures")
-
-
-# ---------------------------------------------------------------- data
-@functools.cache
-def _matched_params(shape: str):
-    from paceggm.bench.matched_data import fit_shape
-
-    return fit_shape("indian_pines" if shape == "hard" else shape)
-
-
-def cell_size(shape: str, d: int, n: int) -> tuple[int, int]:
-    """``(d, n)`` of a cell: a matched shape has its target's, whatever was asked."""
-    from paceggm.bench.matched_data import TARGETS
-
-    if shape in TARGETS:
-        return TARGETS[shape]["d"], TARGETS[shape]["n"]
-    return d, n
-
-
-def synthetic(shape: str, d: int, n: int, rng: np.random.Generator) -> np.ndarray:
-    """``n`` records of dimension ``d`` with a covariance of ``shape``, scaled into [-1, 1]."""
-    if shape in HARD_SHAPES:
-        from paceggm.bench.matched_data import sample
-        from paceggm.bench.seeds import derive_seed
-
-        return sample(_matched_params(shape), d, n, rng, seed=derive_seed("matched-shape", shape, d))
-    if shape == "lowrank":
-        X = rng.normal(size=(n, 5)) @ rng.normal(size=(5, d)) + rng.normal(size=(n, d))
-    elif shape == "banded":
-        Z = rng.normal(size=(n, d + 3))
-        X = Z[:, :d] + Z[:, 1:d + 1] + Z[:, 2:d + 2] + Z[:, 3:d + 3]
-    elif shape == "block":
-        G = rng.normal(size=(n, -(-d // 20)))
-        X = np.sqrt(0.6) * np.repeat(G, 20, axis=1)[:, :d] + np.sqrt(0.4) * rng.normal(size=(n, d))
-    else:
-        raise ValueError(f"unknown shape {shape!r}; choose one of {ALL_SHAPES}")
-    return X / np.abs(X).max(axis=0)
-
-
-def _cholesky_seconds(d: int, rng: np.random.Generator, repeat: int = 5) -> float:
-    from scipy.linalg.lapack import dpotrf
-
-    G = rng.normal(size=(d, d))
-    A = G @ G.T / d + np.eye(d)
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.thread_time()
-        dpotrf(A, lower=1)
-        best = min(best, time.thread_time() - t0)
-    return best
+CLONE = Path(__file__).resolve().parents[1]
 
 
 # ---------------------------------------------------------------- one cell
@@ -143,7 +95,7 @@ class _Timeout(Exception):
     pass
 
 
-def _exactness(res) -> dict:
+def exactness(res) -> dict:
     """Difference from the from-scratch reference, and the KKT residual of the exact blocks (relative).
 
     On a block whose answer is the exact μ = 0 limit the KKT conditions are
@@ -156,25 +108,21 @@ def _exactness(res) -> dict:
 
     state = MeasuredEntries.from_measurements(res.covariance.shape[0], res.measurements)
     ref = reconstruct(state.y, state.lam, solver="newton")
-    W = res.covariance
-    diff = float(np.max(np.abs(W - ref.covariance)) / np.max(np.abs(ref.covariance)))
     kkt = None
     for key, block in ref.blocks.items():
-        if block["mu"] != 0.0:
-            continue
-        ix = np.ix_(key, key)
-        W_b, on = W[ix], state.lam[ix] > 0
-        P = np.linalg.inv(W_b)
-        kkt = max(kkt or 0.0, float(np.max(np.abs(W_b - state.y[ix])[on]) / np.max(np.abs(W_b))),
-                  float(np.max(np.abs(P[~on]), initial=0.0) / np.max(np.abs(P))))
-    return {"ref_diff": diff, "kkt": kkt}
+        if block["mu"] == 0.0:
+            ix = np.ix_(key, key)
+            kkt = max(kkt or 0.0, kkt_residual(res.covariance[ix], state.y[ix], state.lam[ix]))
+    return {"ref_diff": rel_max(res.covariance, ref.covariance), "kkt": kkt}
 
 
 def published_seconds(shape: str, rho: float) -> float | None:
     """The publication's mean seconds per PACE-GGM trial (its Table 4) on the data set ``shape`` imitates, if any."""
     import csv
+    from importlib.util import find_spec
 
-    path = Path(__file__).parent / "figures" / "published" / "table4_runtime.csv"
+    # The harness's copy of the publication's tables, found without importing the figures stage.
+    path = Path(find_spec("paceggm.bench.figures").origin).parent / "published" / "table4_runtime.csv"
     if not path.is_file():
         return None
     with path.open() as f:
@@ -203,27 +151,15 @@ def run_cell(shape: str, d: int, rho: float, *, n: int, timeout: float, referenc
     dense kernels on an array backend; those cells are timed by the wall clock
     (the CPU only waits on the device), the others by this process's CPU time.
     """
-    from paceggm import estimator, pace_ggm
+    from paceggm import pace_ggm
     from paceggm.bench.seeds import derive_seed
+    from paceggm.reconstruction.counters import Counters
 
     d, n = cell_size(shape, d, n)
     row = {"shape": shape, "d": d, "rho": rho, "solver": solver, "n": n, "sampler": sampler,
            "load_at_start": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}
     X = synthetic(shape, d, n, np.random.default_rng(derive_seed("scale-data", shape, d)))
-    row["chol_s"] = _cholesky_seconds(d, np.random.default_rng(0))
-    rounds, recon_cpu = [0], [0.0]
-
-    # While the CPU-budget timer below runs, the process clock advances only in
-    # scheduler ticks (measured here: 0 or 5.6 ms for 0.4 ms of work), too coarse
-    # for one round; the thread clock stays exact, and the fit runs on this thread.
-    class Counting(estimator.IncrementalReconstruction):
-        def update(self, j, k):
-            rounds[0] += 1
-            t = time.thread_time()
-            try:
-                return super().update(j, k)
-            finally:
-                recon_cpu[0] += time.thread_time() - t
+    row["chol_s"] = cholesky_seconds(d, np.random.default_rng(0))
 
     def stop(signum, frame):
         raise _Timeout
@@ -235,27 +171,30 @@ def run_cell(shape: str, d: int, rho: float, *, n: int, timeout: float, referenc
     timer, sig = (signal.ITIMER_REAL, signal.SIGALRM) if backend else (signal.ITIMER_VIRTUAL, signal.SIGVTALRM)
     signal.signal(sig, stop)
     signal.setitimer(timer, timeout)
+    # The rounds' updates are counted on the thread clock: while the CPU-budget timer runs, the
+    # process clock advances only in scheduler ticks (measured: 0 or 5.6 ms for 0.4 ms of work).
+    counters = Counters()
     t0, w0 = time.process_time(), time.perf_counter()
     try:
-        with mock.patch.object(estimator, "IncrementalReconstruction", Counting):
+        with counters:
             res = pace_ggm(X, rho=rho, solver=name, solver_options=options, sampler=sampler,
                            random_state=derive_seed("scale-fit", shape, d, rho))
         signal.setitimer(timer, 0)
         row.update(status="ok", fit="finished", rounds=res.n_rounds, n_offdiagonal=res.n_offdiagonal)
     except _Timeout:
-        row.update(status="ok", fit="timeout", rounds=rounds[0], n_offdiagonal=None)
+        row.update(status="ok", fit="timeout", rounds=counters.calls["reconstruction updates"], n_offdiagonal=None)
         res = None
     row["cpu_s"] = time.process_time() - t0
     row["wall_s"] = time.perf_counter() - w0
     # The reconstruction's share: what a solver changes (the rest is the mechanisms and X'X).
-    row["recon_s"] = recon_cpu[0]
+    row["recon_s"] = counters.seconds["reconstruction updates"]
     row["ms_per_round"] = 1e3 * row["wall_s" if backend else "cpu_s"] / max(row["rounds"], 1)
     row["round_over_cholesky"] = row["ms_per_round"] / (1e3 * row["chol_s"])
     row["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     row["published_s"] = published_seconds(shape, rho)
     if res is not None:
         row["largest_block"] = int(max(np.bincount(_labels(res.pattern))))
-        row.update(_exactness(res) if reference else {"ref_diff": None, "kkt": None})
+        row.update(exactness(res) if reference else {"ref_diff": None, "kkt": None})
     return row
 
 
@@ -280,10 +219,11 @@ def _run_isolated(shape: str, d: int, rho: float, solver: str, args) -> dict:
     """One cell in a fresh process; a crash or a non-zero exit becomes a failed row, never an exception."""
     d, n = cell_size(shape, d, args.n)
     reference = d <= args.reference_max_d
-    cmd = [sys.executable, "-m", "paceggm.bench.scale_benchmark", "--cell", json.dumps([shape, d, rho, solver]),
+    cmd = [sys.executable, "-m", "studies.scale_benchmark", "--cell", json.dumps([shape, d, rho, solver]),
            "--n", str(n), "--timeout", str(args.timeout), "--reference-max-d", str(args.reference_max_d),
            "--sampler", args.sampler]
-    out = subprocess.run(cmd, capture_output=True, text=True)
+    # One BLAS thread per fit, whatever the sweep's own environment; run from the clone, where studies/ is.
+    out = subprocess.run(cmd, capture_output=True, text=True, env=single_threaded_env(), cwd=CLONE)
     if out.returncode != 0:
         tail = (out.stderr.strip().splitlines() or [f"exit status {out.returncode}, no output"])[-1]
         row = {"shape": shape, "d": d, "rho": rho, "solver": solver, "n": n, "status": "failed", "error": tail}
@@ -463,10 +403,7 @@ def _store_rows(store) -> list[dict]:
 
 
 
-def main(argv=None) -> int:
-    from paceggm.bench.config import _git_commit
-    from paceggm.bench.store import RunStore
-
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dims", type=lambda s: [int(v) for v in _floats(s)], default=list(DIMS))
     ap.add_argument("--rhos", type=_floats, default=list(RHOS))
@@ -495,6 +432,37 @@ def main(argv=None) -> int:
     ap.add_argument("--gpu", choices=("off", "auto"), default="off",
                     help=f"auto: add the GPU column (solver {GPU_SOLVER}) where torch with CUDA imports")
     ap.add_argument("--cell", help=argparse.SUPPRESS)
+    return ap
+
+
+def _grid(args) -> list[tuple]:
+    """The (shape, d, rho, solver) cells a sweep asks for: the hard shapes with --hard, else the grid given."""
+    if args.hard:
+        grid = [(shape, cell_size(shape, 0, args.n)[0], rho, solver) for shape in ("indian_pines", "madeline")
+                for rho in args.rhos for solver in args.solvers]
+        return grid + [("hard", d, rho, solver) for d in HARD_DIMS for rho in HARD_RHOS for solver in args.solvers]
+    return [(shape, *cell_size(shape, d, args.n)[:1], rho, solver) for shape in args.shapes
+            for d in args.dims for rho in args.rhos for solver in args.solvers]
+
+
+def _reusable(stored: dict, cell: tuple, args) -> bool:
+    """Whether the store holds ``cell`` finished by this very commit (and --rerun is not given).
+
+    Only a clean commit identifies the code that measured a row; anything else is measured again.
+    """
+    shape, d, rho, solver = cell
+    if args.rerun or args.commit.endswith("+dirty") or args.commit == "unknown":
+        return False
+    old = stored.get(cell_key(shape, d, rho, solver, n=args.n, timeout=args.timeout,
+                              reference=d <= args.reference_max_d, sampler=args.sampler))
+    return old is not None and old["status"] == "ok" and old.get("commit") == args.commit
+
+
+def main(argv=None) -> int:
+    from paceggm.bench.config import _git_commit
+    from paceggm.bench.store import RunStore
+
+    ap = _parser()
     args = ap.parse_args(argv)
     if args.cell:
         shape, d, rho, solver = json.loads(args.cell)
@@ -513,29 +481,13 @@ def main(argv=None) -> int:
         if ok:
             args.solvers = [*args.solvers, GPU_SOLVER]
     args.commit = _git_commit()
-    # Only a clean commit identifies the code that measured a row; anything else is measured again.
-    reusable = not args.commit.endswith("+dirty") and args.commit != "unknown"
     machine = _machine()
     store = RunStore(args.store)
     failed = 0
     with store.lock():
         stored = {r["cell_key"]: r for r in _store_rows(store)}
-        if args.hard:
-            grid = [(shape, cell_size(shape, 0, args.n)[0], rho, solver) for shape in ("indian_pines", "madeline")
-                    for rho in args.rhos for solver in args.solvers]
-            grid += [("hard", d, rho, solver) for d in HARD_DIMS for rho in HARD_RHOS for solver in args.solvers]
-        else:
-            grid = [(shape, *cell_size(shape, d, args.n)[:1], rho, solver) for shape in args.shapes
-                    for d in args.dims for rho in args.rhos for solver in args.solvers]
-        todo = []
-        for shape, d, rho, solver in grid:
-            key = cell_key(shape, d, rho, solver, n=args.n, timeout=args.timeout, reference=d <= args.reference_max_d,
-                           sampler=args.sampler)
-            old = stored.get(key)
-            if not args.rerun and reusable and old is not None and old["status"] == "ok" \
-                    and old.get("commit") == args.commit:
-                continue
-            todo.append((shape, d, rho, solver))
+        grid = _grid(args)
+        todo = [cell for cell in grid if not _reusable(stored, cell, args)]
         print(f"{len(grid) - len(todo)} of {len(grid)} cells already in {store.root} from this commit; "
               f"running {len(todo)}", file=sys.stderr)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from paceggm.bench import solver_benchmark as sb
 from paceggm.reconstruction.chordal import chordal_maxdet_completion
+from studies import solver_benchmark as sb
 
 
 @pytest.mark.parametrize("kind", ["forest", "tree", "band3"])

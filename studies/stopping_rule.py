@@ -1,6 +1,6 @@
 """IPM-Cholesky's stopping rule: time against error against KKT residual.
 
-Run ``python -m paceggm.bench.stopping_rule`` (``make bench-stopping``); it
+Run ``python -m studies.stopping_rule`` (``make bench-stopping``); it
 writes ``figures/tables/stopping_rule.md``. Single-threaded BLAS, every timing
 of a block measured in the same process, back to back.
 
@@ -35,23 +35,18 @@ own errors over the same trials (:func:`noise_band`).
 from __future__ import annotations
 
 import argparse
-import os
 import platform
 import time
 import warnings
 from pathlib import Path
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("MKL_NUM_THREADS", "1")
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from paceggm.bench.reference_solvers import _rel, replay_source, replayed_blocks  # noqa: E402
-from paceggm.bench.solver_benchmark import _timed  # noqa: E402
-from paceggm.reconstruction.ipm import solve_ipm  # noqa: E402
-from paceggm.reconstruction.newton import solve_newton  # noqa: E402
-from paceggm.reconstruction.problem import Problem  # noqa: E402
+from paceggm.reconstruction.ipm import solve_ipm
+from paceggm.reconstruction.newton import solve_newton
+from paceggm.reconstruction.problem import Problem
+from studies._common import off_pattern, rel_fro, timed
+from studies.reference_solvers import replay_source, replayed_blocks
 
 OUT = Path("figures/tables/stopping_rule.md")
 #: The ``solver`` recipe's rows of the reproduction made with IPM's and PGD's
@@ -99,12 +94,6 @@ def log_noise(errors) -> float:
     return float(np.exp(2.0 * np.std(np.log(errors), ddof=1) / np.sqrt(errors.size)))
 
 
-def kkt_residual(W: np.ndarray, measured: np.ndarray) -> float:
-    """Share of ``W⁻¹`` off the measured pattern (Frobenius): 0 at the max-entropy completion."""
-    K = np.linalg.inv(W)
-    return float(np.linalg.norm(np.where(measured, 0.0, K)) / np.linalg.norm(K))
-
-
 def measure_blocks(problems: list[Problem], log) -> dict[str, dict]:
     """Per candidate: total seconds and iterations, worst distance to exact and KKT residual."""
     out = {name: dict(seconds=0.0, iters=0, err=0.0, kkt=0.0, capped=0, solves=0) for name in CANDIDATES}
@@ -112,12 +101,12 @@ def measure_blocks(problems: list[Problem], log) -> dict[str, dict]:
         exact = solve_newton(p).W
         measured = p.lam > 0
         for name, options in CANDIDATES.items():
-            sol, t = _timed(lambda p=p, options=options: solve_ipm(p, **options))
+            sol, t = timed(lambda p=p, options=options: solve_ipm(p, **options))
             row = out[name]
             row["seconds"] += t
             row["iters"] += sol.n_iter
-            row["err"] = max(row["err"], _rel(sol.W, exact))
-            row["kkt"] = max(row["kkt"], kkt_residual(sol.W, measured))
+            row["err"] = max(row["err"], rel_fro(sol.W, exact))
+            row["kkt"] = max(row["kkt"], off_pattern(sol.W, measured, norm="fro"))
             row["capped"] += not sol.converged
             row["solves"] += 1
         log(f"  d={p.d}: " + ", ".join(f"{k} {v['seconds']:.1f}s" for k, v in out.items()))
@@ -167,7 +156,7 @@ def measure_runs(dataset: str, rho: float, trials: int, names: list[str], result
                       "frobenius": frobenius_error(est.covariance_, truth)}
             # How far the last solve is from the exact completion of the same measurements.
             measured = MeasuredEntries.from_measurements(X.shape[1], est.measurements_)
-            distance.append(_rel(est.covariance_, reconstruct(measured.y, measured.lam).covariance))
+            distance.append(rel_fro(est.covariance_, reconstruct(measured.y, measured.lam).covariance))
             for metric, value in errors.items():
                 ratios[metric].append(value / rows.loc["newton", metric])
                 ratios[f"tight_{metric}"].append(rows.loc[solver, metric] / rows.loc["newton", metric])
@@ -193,7 +182,8 @@ def noise_cells(band: dict[str, float], inside: bool) -> str:
     return f"×{band['mahalanobis']:.2f}, ×{band['frobenius']:.2f} | {'yes' if inside else '**no**'}"
 
 
-def _ratio(r: tuple[float, float, float]) -> str:
+def ratio_cell(r: tuple[float, float, float]) -> str:
+    """A (geometric mean, min, max) ratio as a table cell."""
     return f"{r[0]:.3f} [{r[1]:.2f}, {r[2]:.2f}]"
 
 
@@ -219,7 +209,7 @@ def table_head(title: str, module: str, elapsed: float, defaults: str, candidate
 
 def write_table(blocks: dict, runs: dict, path: Path, *, source: str, rho: float, n_rounds: int,
                 n_blocks: int, elapsed: float) -> None:
-    lines = table_head("IPM-Cholesky's stopping rule: time, error and KKT residual", "paceggm.bench.stopping_rule",
+    lines = table_head("IPM-Cholesky's stopping rule: time, error and KKT residual", "studies.stopping_rule",
                        elapsed, "", "Candidates (`stage_*`: every μ-stage but the last; `final_*` / `maxiter`: the "
                        "last; `gtol` bounds ‖∇φ_μ‖∞ / μ):", CANDIDATES, source=source, rho=rho, n_rounds=n_rounds,
                        n_blocks=n_blocks)
@@ -260,7 +250,7 @@ def write_table(blocks: dict, runs: dict, path: Path, *, source: str, rho: float
                 inside = within_noise({m: v[m][0] for m in ("mahalanobis", "frobenius")}, band)
                 dist = "–" if v["distance"] is None else "{:.1e} [{:.1e}, {:.1e}]".format(*v["distance"])
                 lines.append(f"| {dataset} | {r:g} | {k} | {v['trials']} | {v['seconds']:.1f} | {dist} | "
-                             f"{_ratio(v['mahalanobis'])} | {_ratio(v['frobenius'])} | {noise_cells(band, inside)} |")
+                             f"{ratio_cell(v['mahalanobis'])} | {ratio_cell(v['frobenius'])} | {noise_cells(band, inside)} |")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
 

@@ -5,18 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from paceggm.bench import stopping_rule as sr
-from paceggm.reconstruction import reconstruct
-
-
-def test_kkt_residual_is_zero_at_the_max_entropy_completion_only():
-    rng = np.random.default_rng(0)
-    A = rng.normal(size=(6, 6))
-    y = A @ A.T / 6 + np.eye(6)
-    lam = np.eye(6) + np.eye(6, k=1) + np.eye(6, k=-1)  # a path: chordal, closed-form completion exists
-    W = reconstruct(y, 1e4 * lam).covariance
-    assert sr.kkt_residual(W, lam > 0) < 1e-6
-    assert sr.kkt_residual(y, lam > 0) > 1e-2  # a completion, but not the max-entropy one
+from studies import stopping_rule as sr
 
 
 def test_table_orders_candidates_by_cost_and_reports_error_and_kkt(tmp_path):
@@ -33,7 +22,7 @@ def test_table_orders_candidates_by_cost_and_reports_error_and_kkt(tmp_path):
 
 
 def test_pgd_table_coarser_tolerance_fewer_iterations_farther_from_the_limit(tmp_path):
-    from paceggm.bench import stopping_rule_pgd as srp
+    from studies import stopping_rule_pgd as srp
 
     out = tmp_path / "stopping_rule_pgd.md"
     srp.main(["--quick", "--blocks", "2", "--out", str(out)])
@@ -59,7 +48,7 @@ def _pgd_rows(errors, *, dataset="a", rho=10.0, seconds=1.0):
 def test_pgd_trial_noise_is_the_band_of_each_variants_own_reference_rows(tmp_path):
     import pandas as pd
 
-    from paceggm.bench import stopping_rule_pgd as srp
+    from studies import stopping_rule_pgd as srp
 
     path = tmp_path / "results.parquet"
     pd.DataFrame(_pgd_rows([(1.0, 2.0, 5.0), (4.0, 2.0, 7.0), (2.0, 2.0, 1.0)])).to_parquet(path)
@@ -75,7 +64,7 @@ def test_pgd_trial_noise_is_the_band_of_each_variants_own_reference_rows(tmp_pat
 def test_reproduction_is_paired_cell_by_cell_with_the_reference_and_judged_by_its_noise(tmp_path):
     import pandas as pd
 
-    from paceggm.bench import stopping_rule_pgd as srp
+    from studies import stopping_rule_pgd as srp
 
     reference = [(1.0, 2.0, 1.0), (4.0, 2.0, 1.0), (2.0, 2.0, 1.0)]
     # pgd0 moves every trial by ×1.1 (inside its band of ×3.1); pgd1's reference has no spread, so ×1.5 is out.

@@ -1,6 +1,6 @@
 """PACE-GGM's dense kernels on a GPU against the default CPU fit: agreement, then time.
 
-Run ``python -m paceggm.bench.gpu_bench --out DIR`` on a machine with a GPU
+Run ``python -m studies.gpu_bench --out DIR`` on a machine with a GPU
 and torch (``pip install "paceggm[gpu]"``); ``--backend numpy --quick`` runs
 the same code path on the CPU (how it is tested without an accelerator). It
 needs only the library (no Hydra, no baselines) and writes ``gpu_bench.json``
@@ -32,7 +32,7 @@ by ``shape:d:rho:budget`` cells. The low-rank fits where a block of hundreds of
 variables grows (d = 800 and 1,000) and the one where it does not (d = 4,000),
 with a 250 s budget each::
 
-    python -m paceggm.bench.gpu_bench --sections fits \
+    python -m studies.gpu_bench --sections fits \
         --fits lowrank:800:10:250,lowrank:1000:10:250,lowrank:4000:10:250
 """
 
@@ -63,8 +63,8 @@ class _Budget(Exception):
 def _data(shape: str, d: int, n: int):
     import numpy as np
 
-    from paceggm.bench.scale_benchmark import cell_size, synthetic
     from paceggm.bench.seeds import derive_seed
+    from studies._common import cell_size, synthetic
 
     d, n = cell_size(shape, d, n)
     return synthetic(shape, d, n, np.random.default_rng(derive_seed("scale-data", shape, d)))
@@ -186,6 +186,51 @@ def _time_at(stamps: list[float], rounds: int) -> float | None:
     return stamps[rounds - 1] if 0 < rounds <= len(stamps) else None
 
 
+def _plan(args) -> tuple[list, float, tuple, list]:
+    """The agreement cells and their budget, the Newton-step sizes and the whole fits the sections ask for."""
+    if args.quick:
+        agree_cells = [("lowrank", 40, 5000, 1.0), ("block", 60, 5000, 10.0)]
+        steps = (50, 100)
+        fits = [("lowrank", 60, 5000, 10.0, 20.0), ("hard", 80, 9144, 10.0, 20.0)]
+        agree_budget = 60.0
+    else:
+        agree_cells = [("lowrank", 100, 20000, 1.0), ("indian_pines", 0, 0, 1.0), ("lowrank", 400, 20000, 1.0)]
+        steps = (100, 200, 400, 800)
+        fits = [("lowrank", 400, 20000, 10.0, 45.0), ("hard", 1000, 9144, 10.0, 70.0),
+                ("hard", 4000, 9144, 10.0, 100.0)]
+        agree_budget = 25.0
+    if args.fits is not None:
+        fits = args.fits
+    if "agreement" not in args.sections:
+        agree_cells = []
+    if "steps" not in args.sections:
+        steps = ()
+    if "fits" not in args.sections:
+        fits = []
+    return agree_cells, agree_budget, steps, fits
+
+
+def _paired_row(cpu: dict, dev: dict) -> dict:
+    """One whole fit on the CPU and on the device, compared at the last round both reached."""
+    import numpy as np
+
+    common = min(cpu["rounds"], dev["rounds"])
+    row = {"shape": dev["shape"], "d": dev["d"], "n": dev["n"], "rho": dev["rho"],
+           "errors": [x["error"] for x in (cpu, dev) if "error" in x],
+           "cpu_rounds": cpu["rounds"], "cpu_s": cpu["seconds"], "cpu_finished": cpu["finished"],
+           "gpu_rounds": dev["rounds"], "gpu_s": dev["seconds"], "gpu_finished": dev["finished"],
+           "common_rounds": common, "cpu_s_common": _time_at(cpu["stamps"], common),
+           "gpu_s_common": _time_at(dev["stamps"], common),
+           "largest_block": dev.get("largest_block"), "n_offdiagonal": dev.get("n_offdiagonal")}
+    if row["cpu_s_common"] and row["gpu_s_common"]:
+        row["speedup_common"] = row["cpu_s_common"] / row["gpu_s_common"]
+    if cpu["finished"] and dev["finished"]:
+        row["same_selection"] = cpu["entries"] == dev["entries"]
+        row["difference"] = float(np.max(np.abs(cpu["covariance"] - dev["covariance"]))
+                                  / np.max(np.abs(cpu["covariance"])))
+    return row
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--backend", default="torch", help="array backend of the GPU fits (torch, torch:cuda, cupy)")
@@ -206,25 +251,7 @@ def main(argv=None) -> int:
     be = get_backend(args.backend)
     args.out.mkdir(parents=True, exist_ok=True)
     min_d = args.backend_min_d if args.backend_min_d is not None else BACKEND_MIN_D
-    if args.quick:
-        agree_cells = [("lowrank", 40, 5000, 1.0), ("block", 60, 5000, 10.0)]
-        steps = (50, 100)
-        fits = [("lowrank", 60, 5000, 10.0, 20.0), ("hard", 80, 9144, 10.0, 20.0)]
-        agree_budget = 60.0
-    else:
-        agree_cells = [("lowrank", 100, 20000, 1.0), ("indian_pines", 0, 0, 1.0), ("lowrank", 400, 20000, 1.0)]
-        steps = (100, 200, 400, 800)
-        fits = [("lowrank", 400, 20000, 10.0, 45.0), ("hard", 1000, 9144, 10.0, 70.0),
-                ("hard", 4000, 9144, 10.0, 100.0)]
-        agree_budget = 25.0
-    if args.fits is not None:
-        fits = args.fits
-    if "agreement" not in args.sections:
-        agree_cells = []
-    if "steps" not in args.sections:
-        steps = ()
-    if "fits" not in args.sections:
-        fits = []
+    agree_cells, agree_budget, steps, fits = _plan(args)
     started = time.perf_counter()
     report = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
                          f"Python {platform.python_version()}, NumPy {np.__version__}",
@@ -233,9 +260,9 @@ def main(argv=None) -> int:
         report["device"] = (be.torch.cuda.get_device_name(0) if be.device.type == "cuda" else "cpu")
         report["torch"] = be.torch.__version__
     # The matched shapes' models are fitted once here, not in every worker.
-    from paceggm.bench.scale_benchmark import _matched_params
+    from studies._common import matched_params
 
-    _matched_params("indian_pines")
+    matched_params("indian_pines")
 
     # The CPU fits run in worker processes (one BLAS thread each) while this process drives the GPU.
     os.environ.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
@@ -268,20 +295,7 @@ def main(argv=None) -> int:
                 cpu = job.result()
             except Exception as exc:  # noqa: BLE001
                 cpu = {"error": repr(exc), "rounds": 0, "seconds": 0.0, "finished": False, "stamps": []}
-            common = min(cpu["rounds"], dev["rounds"])
-            row = {"shape": dev["shape"], "d": dev["d"], "n": dev["n"], "rho": dev["rho"],
-                   "errors": [x["error"] for x in (cpu, dev) if "error" in x],
-                   "cpu_rounds": cpu["rounds"], "cpu_s": cpu["seconds"], "cpu_finished": cpu["finished"],
-                   "gpu_rounds": dev["rounds"], "gpu_s": dev["seconds"], "gpu_finished": dev["finished"],
-                   "common_rounds": common, "cpu_s_common": _time_at(cpu["stamps"], common),
-                   "gpu_s_common": _time_at(dev["stamps"], common),
-                   "largest_block": dev.get("largest_block"), "n_offdiagonal": dev.get("n_offdiagonal")}
-            if row["cpu_s_common"] and row["gpu_s_common"]:
-                row["speedup_common"] = row["cpu_s_common"] / row["gpu_s_common"]
-            if cpu["finished"] and dev["finished"]:
-                row["same_selection"] = cpu["entries"] == dev["entries"]
-                row["difference"] = float(np.max(np.abs(cpu["covariance"] - dev["covariance"]))
-                                          / np.max(np.abs(cpu["covariance"])))
+            row = _paired_row(cpu, dev)
             report["fits"].append(row)
             print(json.dumps(row), flush=True)
     report["seconds"] = time.perf_counter() - started
@@ -301,7 +315,7 @@ def _sections(text: str) -> list[str]:
 
 def _fit_cells(text: str) -> list[tuple]:
     """``shape:d:rho:budget,...`` -> ``(shape, d, n, rho, budget)`` cells (n by shape)."""
-    from paceggm.bench.scale_benchmark import ALL_SHAPES
+    from studies._common import ALL_SHAPES
 
     cells = []
     for spec in (v for v in text.split(",") if v):
@@ -339,7 +353,7 @@ def _f(v, spec: str) -> str:
 def markdown(report: dict) -> str:
     """The report's tables; a section not run (or not reached) is left out."""
     agreement, steps, fits = (report.get(k) or [] for k in ("agreement", "newton_step", "fits"))
-    lines = ["# PACE-GGM on a GPU (`python -m paceggm.bench.gpu_bench`)", "",
+    lines = ["# PACE-GGM on a GPU (`python -m studies.gpu_bench`)", "",
              f"Machine: {report['machine']}; backend {report['backend']} ({report.get('device', '')}); "
              f"auto sends blocks of >= {report['backend_min_d']} variables to it. Wall-clock seconds. "
              f"CPU fits: the default solver (`auto`: Newton-PCG), one BLAS thread."]

@@ -3,7 +3,7 @@
 ``make bench-scale`` gives the time per round against one dense Cholesky; this command
 takes one of its cells apart (docs/scale.md, *Where a round's time goes*)::
 
-    python -m paceggm.bench.round_floor --shape lowrank --d 400 --rho 10
+    python -m studies.round_floor --shape lowrank --d 400 --rho 10
 
 It refits the cell (the same data and seeds as ``make bench-scale``; run it on one
 BLAS thread, as ``make bench-round-floor`` does) with timers around the pieces of the
@@ -27,18 +27,15 @@ from __future__ import annotations
 
 import argparse
 import collections
-import contextlib
 import dataclasses
-import functools
 import sys
 import time
-from unittest import mock
 
 import numpy as np
 
-from paceggm.bench.scale_benchmark import SHAPES, N, _cholesky_seconds, synthetic
-from paceggm.bench.solver_benchmark import _kkt
 from paceggm.reconstruction.problem import Problem
+from studies._common import SHAPES, cholesky_seconds, stationarity, synthetic
+from studies.scale_benchmark import N
 
 __all__ = ["ChordalFill", "minimum_degree_fill", "ipf", "measure", "report", "main"]
 
@@ -168,81 +165,44 @@ def _rank_two_update_seconds(d: int, rng: np.random.Generator, repeat: int = 50)
     return best
 
 
-def _timed(fn, key: str, seconds: collections.Counter, calls: collections.Counter):
-    @functools.wraps(fn)
-    def timed(*args, **kwargs):
-        t = time.thread_time()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            seconds[key] += time.thread_time() - t
-            calls[key] += 1
-
-    return timed
-
-
 def measure(shape: str, d: int, rho: float, *, n: int = N, late: int = 4) -> dict:
     """Refit one scale-benchmark cell with ``newton_pcg`` and take its rounds apart (see the module's docstring)."""
-    import paceggm.reconstruction as reconstruction
     from paceggm import pace_ggm
     from paceggm.bench.seeds import derive_seed
-    from paceggm.reconstruction import newton, newton_pcg
+    from paceggm.reconstruction import newton_pcg
+    from paceggm.reconstruction.counters import Counters
 
     X = synthetic(shape, d, n, np.random.default_rng(derive_seed("scale-data", shape, d)))
-    chol = _cholesky_seconds(d, np.random.default_rng(0))
+    chol = cholesky_seconds(d, np.random.default_rng(0))
     update = _rank_two_update_seconds(d, np.random.default_rng(0))
-    seconds, calls = collections.Counter(), collections.Counter()
-    pieces = {
-        "factorisations of P": (newton, "_factor_at"),
-        "inverses of P": (newton, "_inverse"),
-        "Hessian products": (newton_pcg._PCGDirection, "_hessian_times"),
-        "preconditioner solves": (newton_pcg._Preconditioner, "solve"),
-        "Hessian factorisations": (newton_pcg, "_hessian_factor"),
-        "Hessian factorisations, single": (newton_pcg, "_hessian_factor_single"),
-        "local start": (newton_pcg, "_local_start"),
-    }
-    solves, current, recorded = [], {}, collections.deque(maxlen=late)
-    direction = newton_pcg._PCGDirection.__call__
+    solves, recorded = [], collections.deque(maxlen=late)
 
-    def counted_direction(self, pat, x, W, mu):
-        step, dec = direction(self, pat, x, W, mu)
-        current["decrements"].append(dec)
-        return step, dec
+    def on_solve(p, init, sol, decrements):
+        if p.rows.size < newton_pcg._CG_MIN_ENTRIES:
+            return
+        solves.append(decrements)
+        # The previous round's answer covers every variable: IPF can start from it.
+        if sol.mu == 0.0 and init and len(init) == 1 and np.array_equal(init[0][0], np.arange(p.d)):
+            state = init[0][1]
+            if getattr(state, "covariance", None) is not None:
+                recorded.append((p, state.covariance * (state.scale / p.scale), sol.W))
 
-    spec = reconstruction.SOLVERS["newton_pcg"]
-    solve = _timed(spec.solve, "solver", seconds, calls)
-
-    def recording_solve(p, *, init=None, **kwargs):
-        current["decrements"] = []
-        sol = solve(p, init=init, **kwargs)
-        if p.rows.size >= newton_pcg._CG_MIN_ENTRIES:
-            solves.append(current["decrements"])
-            # The previous round's answer covers every variable: IPF can start from it.
-            if sol.mu == 0.0 and init and len(init) == 1 and np.array_equal(init[0][0], np.arange(p.d)):
-                state = init[0][1]
-                if getattr(state, "covariance", None) is not None:
-                    recorded.append((p, state.covariance * (state.scale / p.scale), sol.W))
-        return sol
-
-    with contextlib.ExitStack() as patches:
-        patches.enter_context(mock.patch.dict(reconstruction.SOLVERS,
-                                              {"newton_pcg": dataclasses.replace(spec, solve=recording_solve)}))
-        patches.enter_context(mock.patch.object(newton_pcg._PCGDirection, "__call__", counted_direction))
-        for key, (owner, name) in pieces.items():
-            patches.enter_context(mock.patch.object(owner, name, _timed(getattr(owner, name), key, seconds, calls)))
+    with Counters(on_solve=on_solve) as counters:
         t0 = time.thread_time()
         res = pace_ggm(X, rho=rho, solver="newton_pcg", random_state=derive_seed("scale-fit", shape, d, rho))
         total = time.thread_time() - t0
+    seconds = {k: v for k, v in counters.seconds.items() if k != "reconstruction updates"}
+    calls = {k: v for k, v in counters.calls.items() if k != "reconstruction updates"}
     rounds = res.n_rounds
     rows, cols = np.nonzero(np.tril(res.pattern))
     ipf_rounds = []
     for p, W0, W_answer in recorded:
         updates, W = ipf(p, W0)
-        ipf_rounds.append({"d": p.d, "entries": int(p.rows.size), "start_kkt": _kkt(W0, p.y, p.lam, 0.0),
-                           "updates": updates, "kkt": _kkt(W, p.y, p.lam, 0.0),
+        ipf_rounds.append({"d": p.d, "entries": int(p.rows.size), "start_kkt": stationarity(W0, p.y, p.lam),
+                           "updates": updates, "kkt": stationarity(W, p.y, p.lam),
                            "vs_answer": float(np.max(np.abs(W - W_answer)) / np.max(np.abs(W_answer)))})
     return {"shape": shape, "d": d, "rho": rho, "rounds": rounds, "cpu_s": total, "chol_s": chol, "update_s": update,
-            "seconds": dict(seconds), "calls": dict(calls), "solves": solves,
+            "seconds": seconds, "calls": calls, "solves": solves,
             "fill": minimum_degree_fill(d, rows, cols), "ipf": ipf_rounds}
 
 

@@ -1,6 +1,6 @@
 """Private choice of PACE-GGM's (α, β) beside the non-private best pairs of the ``hyperparameters`` recipe.
 
-``python -m paceggm.bench.private_tuning --datasets adult,life_expectancy --rho 1,10``
+``python -m studies.private_tuning --datasets adult,life_expectancy --rho 1,10``
 (``make private-tuning``) runs :class:`paceggm.PrivateGridSearch` over the recipe's grid
 (α, β ∈ {0.1, 0.3, 0.5}², nine candidates) at a *total* budget ρ — the candidate fits, the
 private choice and the refit of the chosen pair (half of ρ) all paid from it — on the data
@@ -25,11 +25,10 @@ import numpy as np
 import pandas as pd
 
 from paceggm import PACEGGM, PrivateGridSearch
+from paceggm.bench.data import load_dataset
+from paceggm.bench.figures.published import published_table
+from paceggm.bench.seeds import derive_seed
 from paceggm.metrics import frobenius_error
-
-from .data import load_dataset
-from .figures.published import published_table
-from .seeds import derive_seed
 
 GRID = {"alpha": [0.1, 0.3, 0.5], "beta": [0.1, 0.3, 0.5]}
 RESULTS = Path("figures/results/hyperparameters/results.parquet")

@@ -1,6 +1,6 @@
 """Newton vs IPM-Cholesky: speed and accuracy, measured in one process.
 
-Run ``python -m paceggm.bench.solver_benchmark`` (``make bench``); it writes
+Run ``python -m studies.solver_benchmark`` (``make bench``); it writes
 ``figures/tables/solver_benchmark.md``. Single-threaded BLAS is forced (through
 threadpoolctl, since numpy is loaded before this module by ``paceggm``) so the
 two solvers are timed on the same footing: a multi-threaded BLAS on a busy
@@ -35,21 +35,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import platform
 import time
 from pathlib import Path
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("MKL_NUM_THREADS", "1")
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from paceggm import pace_ggm  # noqa: E402
-from paceggm.measurement import MeasuredEntries  # noqa: E402
-from paceggm.reconstruction import pattern_components, reconstruct  # noqa: E402
-from paceggm.reconstruction.chordal import chordal_maxdet_completion  # noqa: E402
+from paceggm import pace_ggm
+from paceggm.measurement import MeasuredEntries
+from paceggm.reconstruction import pattern_components, reconstruct
+from paceggm.reconstruction.chordal import chordal_maxdet_completion
+from studies._common import off_pattern, random_pattern, rel_max, stationarity, timed
 
 OUT = Path("figures/tables/solver_benchmark.md")
 MU_MIN = 1e-8  # both solvers' default, in units of s²λ̄
@@ -86,55 +82,10 @@ def _chordal(kind: str, d: int, rng: np.random.Generator):
     return pattern, cliques, seps
 
 
-def _random_pattern(d: int, n_off: int, rng: np.random.Generator) -> np.ndarray:
-    rows, cols = np.tril_indices(d, -1)
-    pick = rng.choice(rows.size, n_off, replace=False)
-    pat = np.zeros((d, d), dtype=bool)
-    pat[rows[pick], cols[pick]] = True
-    return pat | pat.T | np.eye(d, dtype=bool)
-
-
 def _barrier(W: np.ndarray, y: np.ndarray, lam: np.ndarray, mu: float) -> float:
     r, c = np.nonzero(np.tril(lam > 0))
     res = W[r, c] - y[r, c]
     return float(np.sum(lam[r, c] * res * res)) - mu * np.linalg.slogdet(W)[1]
-
-
-def _rel(a: np.ndarray, b: np.ndarray) -> float:
-    return float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
-
-
-def _off_pattern(W: np.ndarray, pattern: np.ndarray) -> float:
-    """max |(W⁻¹)_jk| off the pattern / max |W⁻¹|: zero at an exact max-entropy answer."""
-    # Singleton components with y_jj <= 0 get W_jj = 0 (components on): leave them out.
-    keep = np.flatnonzero(np.diag(W) > 0)
-    P = np.linalg.inv(W[np.ix_(keep, keep)])
-    return float(np.max(np.abs(P[~pattern[np.ix_(keep, keep)]]), initial=0.0) / np.max(np.abs(P)))
-
-
-def _kkt(W: np.ndarray, y: np.ndarray, lam: np.ndarray, mu: float) -> float:
-    """Stationarity residual of the barrier problem on S, relative to max |W|.
-
-    At the solution ``W_jk = y_jk + μ (W⁻¹)_jk / λ_jk`` off the diagonal and
-    ``W_jj = y_jj + μ (W⁻¹)_jj / (2λ_jj)`` (μ = 0: ``W = y`` on S); together
-    with ``(W⁻¹)_jk = 0`` off S (the ``off-S`` column) these are the KKT conditions.
-    """
-    pattern = lam > 0
-    target = y.copy()
-    if mu > 0:
-        P = np.linalg.inv(W)
-        factor = np.where(np.eye(len(y), dtype=bool), 2.0 * lam, np.where(pattern, lam, 1.0))
-        target = y + mu * P / factor
-    return float(np.max(np.abs(W - target)[pattern]) / np.max(np.abs(W)))
-
-
-def _timed(fn, repeat: int = 1):
-    best, out = np.inf, None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return out, best
 
 
 # ---------------------------------------------------------------- part 1
@@ -153,7 +104,7 @@ def single_solves(dims, log, *, full_grid: bool = False) -> list[dict]:
             rows.append(_compare(f"chordal {kind}", d, pattern, y, _precisions(pattern, rng), exact, log))
         for label, n_off in (("d/2", d // 2), ("d", d), ("3d", 3 * d)) if small else (("d/2", d // 2),):
             rng = np.random.default_rng([11, d, n_off])
-            pattern = _random_pattern(d, n_off, rng)
+            pattern = random_pattern(d, n_off, rng)
             sigma = _random_cov(d, rng)
             E = np.tril(rng.normal(size=(d, d)))
             y = np.where(pattern, sigma + E + np.tril(E, -1).T, 0.0)
@@ -163,19 +114,19 @@ def single_solves(dims, log, *, full_grid: bool = False) -> list[dict]:
 
 
 def _compare(name, d, pattern, y, lam, exact, log, use_components=True) -> dict:
-    newton, t_n = _timed(lambda: reconstruct(y, lam, solver="newton", use_components=use_components), repeat=5)
-    ipm, t_i = _timed(lambda: reconstruct(y, lam, solver="ipm", use_components=use_components))
+    newton, t_n = timed(lambda: reconstruct(y, lam, solver="newton", use_components=use_components), repeat=5)
+    ipm, t_i = timed(lambda: reconstruct(y, lam, solver="ipm", use_components=use_components))
     row = dict(
         problem=name, d=d, n_off=int(np.count_nonzero(np.tril(pattern, -1))),
         mu_newton=newton.mu, mu_ipm=ipm.mu, t_newton=t_n, t_ipm=t_i,
-        disagreement=_rel(ipm.covariance, newton.covariance),
-        err_newton=None if exact is None else _rel(newton.covariance, exact),
-        err_ipm=None if exact is None else _rel(ipm.covariance, exact),
+        disagreement=rel_max(ipm.covariance, newton.covariance),
+        err_newton=None if exact is None else rel_max(newton.covariance, exact),
+        err_ipm=None if exact is None else rel_max(ipm.covariance, exact),
         gap=None,
-        kkt_newton=_kkt(newton.covariance, y, lam, newton.mu) if not use_components else None,
-        kkt_ipm=_kkt(ipm.covariance, y, lam, ipm.mu) if not use_components else None,
-        offs_newton=_off_pattern(newton.covariance, pattern),
-        offs_ipm=_off_pattern(ipm.covariance, pattern),
+        kkt_newton=stationarity(newton.covariance, y, lam, newton.mu) if not use_components else None,
+        kkt_ipm=stationarity(ipm.covariance, y, lam, ipm.mu) if not use_components else None,
+        offs_newton=off_pattern(newton.covariance, pattern),
+        offs_ipm=off_pattern(ipm.covariance, pattern),
     )
     if exact is None:
         # One block (components off): one barrier problem at one μ for both.
@@ -208,7 +159,7 @@ def _indian_pines_standin(seed: int = 187) -> np.ndarray:
 
 def pace_run(name: str, X: np.ndarray, n_samples: int, log) -> dict:
     n, d = X.shape
-    res, t_run = _timed(lambda: pace_ggm(X, rho=1.0, random_state=0, solver="newton", bound_check="waive"))
+    res, t_run = timed(lambda: pace_ggm(X, rho=1.0, random_state=0, solver="newton", bound_check="waive"))
     diag = res.measurements[:d]
     rounds = res.measurements[d:]
     assert len(rounds) == res.n_rounds
@@ -226,13 +177,13 @@ def pace_run(name: str, X: np.ndarray, n_samples: int, log) -> dict:
             continue
         ix = np.ix_(comp, comp)
         y, lam = state.y[ix], state.lam[ix]
-        ipm, ti = _timed(lambda y=y, lam=lam: reconstruct(y, lam, solver="ipm"))
-        newton, tn = _timed(lambda y=y, lam=lam: reconstruct(y, lam, solver="newton"))
+        ipm, ti = timed(lambda y=y, lam=lam: reconstruct(y, lam, solver="ipm"))
+        newton, tn = timed(lambda y=y, lam=lam: reconstruct(y, lam, solver="newton"))
         t_ipm.append(ti)
         t_cold.append(tn)
-        disagreement.append(_rel(ipm.covariance, newton.covariance))
-        kkt_n.append(_kkt(newton.covariance, y, lam, newton.mu))
-        kkt_i.append(_kkt(ipm.covariance, y, lam, ipm.mu))
+        disagreement.append(rel_max(ipm.covariance, newton.covariance))
+        kkt_n.append(stationarity(newton.covariance, y, lam, newton.mu))
+        kkt_i.append(stationarity(ipm.covariance, y, lam, ipm.mu))
         if newton.mu == ipm.mu:  # the same barrier problem (not completable: both at μ_min)
             f_i = _barrier(ipm.covariance, y, lam, ipm.mu)
             gaps.append((f_i - _barrier(newton.covariance, y, lam, ipm.mu)) / abs(f_i))
@@ -281,7 +232,7 @@ def write_table(single: list[dict], runs: list[dict], path: Path, elapsed: float
     lines = [
         "# Solver benchmark: Newton vs IPM-Cholesky",
         "",
-        "Generated by `python -m paceggm.bench.solver_benchmark` (`make bench`); do not edit by hand.",
+        "Generated by `python -m studies.solver_benchmark` (`make bench`); do not edit by hand.",
         f"Both solvers measured in the same process, single-threaded BLAS; {platform.processor() or platform.machine()}, "
         f"Python {platform.python_version()}, numpy {np.__version__}. Raw rows: `solver_benchmark_*.json` next to this file.",
         "",
