@@ -7,6 +7,7 @@ and a cell that a recipe also runs (the same key) is the same computation, bit f
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -50,6 +51,18 @@ def is_default(value, default) -> bool:
 def write_text(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
+
+
+def publish(out_dir: Path, name: str, table: pd.DataFrame, text: str, *, cells: int, failed: int, cpu_start) -> int:
+    """Write ``<name>.csv`` and ``<name>.md`` to ``out_dir``, print the text, and return the exit status."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out_dir / f"{name}.csv", index=False, float_format="%.6g")
+    write_text(out_dir / f"{name}.md", text + "\n")
+    print(text)
+    spent = os.times()
+    cpu = spent.user - cpu_start.user + spent.children_user - cpu_start.children_user
+    print(f"\n{cells} cells, {failed} failed; this process: {cpu:.0f} s CPU", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def markdown(df: pd.DataFrame, *, floatfmt: str = ".3g") -> str:

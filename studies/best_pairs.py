@@ -9,7 +9,7 @@ better and the cell is *resolved*; within, it is *undecided*. Undecided cells ge
 stages (all nine pairs, trials continuing the recipe's numbering, so trials 0–4 are the committed
 cells), until they are resolved or the last stage is reached::
 
-    python -m studies.best_pairs                  # stages 15, 30 (make study-best-pairs)
+    python -m studies.best_pairs                  # stages 15, 25 (make study-best-pairs)
     python -m studies.best_pairs --stages 8 --datasets adult --out-dir /tmp/x
 
 Our winner is chosen by the same trials that test it, so its mean is biased low (the winner's curse);
@@ -25,16 +25,15 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from studies._sweeps import DEFAULT_RUNS, harness_config, is_default, markdown, run_grids, write_text
+from studies._sweeps import DEFAULT_RUNS, harness_config, is_default, markdown, publish, run_grids
 
-STAGES = (15, 30)
+STAGES = (15, 25)
 COMMITTED = Path("figures") / "results" / "hyperparameters" / "results.parquet"
 OUT_DIR = Path("figures") / "results" / "investigations"
 K = 2.0
@@ -150,15 +149,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows = pd.concat([rows, new], ignore_index=True)
         current, done = decisions(rows), stage
     text = report(first, current, dict(stages=", ".join(str(s) for s in args.stages), cells=n_cells, seconds=seconds))
-    out_dir.mkdir(parents=True, exist_ok=True)
     both = first.merge(current, on=["dataset", "rho", "metric"], suffixes=("_5", ""))
-    both.to_csv(out_dir / "best_pairs.csv", index=False, float_format="%.6g")
-    write_text(out_dir / "best_pairs.md", text + "\n")
-    print(text)
-    spent = os.times()
-    print(f"\n{n_cells} new cells, {failed} failed; this process: "
-          f"{spent.user - cpu.user + spent.children_user - cpu.children_user:.0f} s CPU", file=sys.stderr)
-    return 1 if failed else 0
+    return publish(out_dir, "best_pairs", both, text, cells=n_cells, failed=failed, cpu_start=cpu)
 
 
 if __name__ == "__main__":

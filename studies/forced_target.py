@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from studies._sweeps import DEFAULT_RUNS, harness_config, is_default, markdown, run_grids, write_text
+from studies._sweeps import DEFAULT_RUNS, harness_config, is_default, markdown, publish, run_grids
 
 DATASETS = ("communities_crime", "life_expectancy", "pol", "bank32nh")
 RHOS = (0.01, 0.1, 1.0)
@@ -159,14 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         check = committed_check(rows[rows["variant"] != FORCED], pd.read_parquet(args.committed))
     seconds = float(rows.loc[rows["status"] == "ok", "wall_time"].sum())
     text = report(cells, check, trials=args.trials, seconds=seconds)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    cells.to_csv(out_dir / "forced_target.csv", index=False, float_format="%.6g")
-    write_text(out_dir / "forced_target.md", text + "\n")
-    print(text)
-    spent = os.times()
-    print(f"\n{len(rows)} cells, {failed} failed; this process: "
-          f"{spent.user - cpu.user + spent.children_user - cpu.children_user:.0f} s CPU", file=sys.stderr)
-    return 1 if failed else 0
+    return publish(out_dir, "forced_target", cells, text, cells=len(rows), failed=failed, cpu_start=cpu)
 
 
 if __name__ == "__main__":

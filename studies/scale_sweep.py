@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -37,7 +36,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from studies._sweeps import DEFAULT_RUNS, harness_config, is_default, markdown, run_grids, write_text
+from studies._sweeps import DEFAULT_RUNS, harness_config, is_default, markdown, publish, run_grids
 
 SCALES = (0.5, 0.65, 0.8, 1.0, 1.25)
 DATASETS = ("adult", "communities_crime")
@@ -228,14 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     text = report(stats_, fits, match, check, trials=args.trials, seconds=seconds)
     out = stats_.merge(match[["dataset", "rho", "scale_match", "range_low", "range_high"]], on=["dataset", "rho"],
                        how="left")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    out.to_csv(out_dir / "scale_sweep.csv", index=False, float_format="%.6g")
-    write_text(out_dir / "scale_sweep.md", text + "\n")
-    print(text)
-    spent = os.times()
-    print(f"\n{len(rows)} cells, {failed} failed; this process: "
-          f"{spent.user - cpu.user + spent.children_user - cpu.children_user:.0f} s CPU", file=sys.stderr)
-    return 1 if failed else 0
+    return publish(out_dir, "scale_sweep", out, text, cells=len(rows), failed=failed, cpu_start=cpu)
 
 
 if __name__ == "__main__":
