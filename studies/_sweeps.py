@@ -7,6 +7,7 @@ and a cell that a recipe also runs (the same key) is the same computation, bit f
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from collections.abc import Sequence
@@ -41,6 +42,29 @@ def run_grids(configs: Sequence[dict]) -> tuple[pd.DataFrame, int]:
     table, _ = collect(store_for(configs[0]))
     rows = pd.concat([grid_view(table, expand(cfg)) for cfg in configs], ignore_index=True)
     return rows, failed
+
+
+def study_parser(prog: str, doc: str, out_dir: Path) -> argparse.ArgumentParser:
+    """A study's argument parser with the options every study has (store, output folder, harness overrides)."""
+    parser = argparse.ArgumentParser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs-dir", default=str(DEFAULT_RUNS), help="the study's store goes under it")
+    parser.add_argument("--out-dir", default=None, help=f"where the tables go (default {out_dir}, default grid only)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="an extra harness override (e.g. loader=module:function)")
+    return parser
+
+
+def floats(text: str) -> list[float]:
+    """A command line's comma-separated numbers."""
+    return [float(v) for v in text.split(",") if v]
+
+
+def ints(text: str) -> list[int]:
+    return [int(v) for v in text.split(",") if v]
+
+
+def names(text: str) -> list[str]:
+    return [v for v in text.split(",") if v]
 
 
 def is_default(value, default) -> bool:

@@ -22,7 +22,6 @@ Writes ``best_pairs.md`` and ``best_pairs.csv`` to ``--out-dir`` (default
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 from collections.abc import Sequence
@@ -31,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from studies._sweeps import DEFAULT_RUNS, harness_config, is_default, markdown, publish, run_grids
+from studies._sweeps import harness_config, ints, is_default, markdown, names, publish, run_grids, study_parser
 
 STAGES = (15, 25)
 COMMITTED = Path("figures") / "results" / "hyperparameters" / "results.parquet"
@@ -103,19 +102,11 @@ def report(first: pd.DataFrame, final: pd.DataFrame, cost: dict) -> str:
     return "\n".join(lines)
 
 
-def _ints(text: str) -> list[int]:
-    return [int(v) for v in text.split(",") if v]
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m studies.best_pairs", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--stages", type=_ints, default=list(STAGES), help="trial counts to extend undecided cells to")
-    parser.add_argument("--datasets", type=lambda t: [v for v in t.split(",") if v], default=None)
+    parser = study_parser("python -m studies.best_pairs", __doc__, OUT_DIR)
+    parser.add_argument("--stages", type=ints, default=list(STAGES), help="trial counts to extend undecided cells to")
+    parser.add_argument("--datasets", type=names, default=None)
     parser.add_argument("--committed", default=str(COMMITTED), help="the recipe's committed results (trials 0-4)")
-    parser.add_argument("--runs-dir", default=str(DEFAULT_RUNS))
-    parser.add_argument("--out-dir", default=None, help=f"where the tables go (default {OUT_DIR}, default grid only)")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     args = parser.parse_args(argv)
     if args.out_dir is None and (not is_default(args.stages, STAGES) or args.datasets or args.set
                                  or args.committed != str(COMMITTED)):

@@ -21,7 +21,6 @@ explicit ``--out-dir``). Exit 1 if a cell failed.
 
 from __future__ import annotations
 
-import argparse
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from studies._sweeps import DEFAULT_RUNS, harness_config, is_default, markdown, publish, run_grids
+from studies._sweeps import floats, harness_config, is_default, markdown, names, publish, run_grids, study_parser
 
 DATASETS = ("communities_crime", "life_expectancy", "pol", "bank32nh")
 RHOS = (0.01, 0.1, 1.0)
@@ -118,22 +117,13 @@ def report(cells: pd.DataFrame, check, *, trials: int, seconds: float) -> str:
     return "\n".join(lines)
 
 
-def _floats(text: str) -> list[float]:
-    return [float(v) for v in text.split(",") if v]
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m studies.forced_target", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--datasets", type=lambda t: [v for v in t.split(",") if v], default=list(DATASETS))
-    parser.add_argument("--rhos", type=_floats, default=list(RHOS))
+    parser = study_parser("python -m studies.forced_target", __doc__, OUT_DIR)
+    parser.add_argument("--datasets", type=names, default=list(DATASETS))
+    parser.add_argument("--rhos", type=floats, default=list(RHOS))
     parser.add_argument("--trials", type=int, default=TRIALS)
-    parser.add_argument("--runs-dir", default=str(DEFAULT_RUNS), help="the study's store goes under it")
-    parser.add_argument("--out-dir", default=None, help=f"where the tables go (default {OUT_DIR}, default grid only)")
     parser.add_argument("--committed", default="figures/results/regression/results.parquet",
                         help="the committed cells the recipe's methods are checked against ('' to skip)")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="an extra harness override (e.g. loader=module:function)")
     args = parser.parse_args(argv)
     grid = dict(datasets=(args.datasets, DATASETS), rhos=(args.rhos, RHOS), trials=(args.trials, TRIALS))
     reduced = [k for k, (value, default) in grid.items() if not is_default(value, default)]

@@ -26,7 +26,6 @@ failed.
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 from collections.abc import Sequence
@@ -36,7 +35,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from studies._sweeps import DEFAULT_RUNS, harness_config, is_default, markdown, publish, run_grids
+from studies._sweeps import floats, harness_config, is_default, markdown, names, publish, run_grids, study_parser
 
 SCALES = (0.5, 0.65, 0.8, 1.0, 1.25)
 DATASETS = ("adult", "communities_crime")
@@ -180,24 +179,15 @@ def report(stats_: pd.DataFrame, fits: pd.DataFrame, match: pd.DataFrame, check:
     return "\n".join(lines)
 
 
-def _floats(text: str) -> list[float]:
-    return [float(v) for v in text.split(",") if v]
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m studies.scale_sweep", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--scales", type=_floats, default=list(SCALES))
-    parser.add_argument("--datasets", type=lambda t: [v for v in t.split(",") if v], default=list(DATASETS))
-    parser.add_argument("--rhos", type=_floats, default=list(RHOS))
+    parser = study_parser("python -m studies.scale_sweep", __doc__, OUT_DIR)
+    parser.add_argument("--scales", type=floats, default=list(SCALES))
+    parser.add_argument("--datasets", type=names, default=list(DATASETS))
+    parser.add_argument("--rhos", type=floats, default=list(RHOS))
     parser.add_argument("--trials", type=int, default=TRIALS)
-    parser.add_argument("--runs-dir", default=str(DEFAULT_RUNS), help="the study's store goes under it")
-    parser.add_argument("--out-dir", default=None, help=f"where the tables go (default {OUT_DIR}, default grid only)")
     parser.add_argument("--published", default=None, help="a Table 3 CSV (default: the package's copy)")
     parser.add_argument("--committed", default="figures/results/measurements/results.parquet",
                         help="the committed cells scale 1 is checked against ('' to skip)")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="an extra harness override (e.g. loader=module:function)")
     args = parser.parse_args(argv)
     grid = dict(scales=(args.scales, SCALES), datasets=(args.datasets, DATASETS), rhos=(args.rhos, RHOS),
                 trials=(args.trials, TRIALS))
