@@ -177,3 +177,15 @@ MUTATION_SCOPE := "paceggm.privacy.*" "paceggm.estimator.x__run__*" "paceggm.ben
 mutation: install
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(VENV)/bin/mutmut run --max-children 2 $(MUTATION_SCOPE)
 	$(PY) .ci/mutation_table.py --out docs/mutation.md $(MUTATION_SCOPE)
+
+# --- studies (studies/, one command each; need the raw data, $PACEGGM_DATA_DIR; stores under runs/studies/, resumable):
+# the data's scale against Table 3's counts on adult and communities_crime; PACE-GGM regression with y's row
+# measured first against AdaSSP; more trials where Tables 5/6's best pairs are within noise
+# -> figures/results/investigations/{scale_sweep,forced_target,best_pairs}.{md,csv}
+.PHONY: study-scale study-forced-target study-best-pairs
+study-scale: install
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m studies.scale_sweep
+study-forced-target: install
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m studies.forced_target
+study-best-pairs: install
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m studies.best_pairs

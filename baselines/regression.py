@@ -45,7 +45,7 @@ from sklearn.exceptions import DataConversionWarning
 
 from paceggm._validation import check_data, check_open_fraction, check_random_state, enforce_bound
 from paceggm.base import PrivateEstimator
-from paceggm.estimator import PACEGGM
+from paceggm.estimator import PACEGGM, _check_forced_fraction
 from paceggm.estimator import _check_params as _check_paceggm_params
 from paceggm.exceptions import PrivacyLeakWarning
 from paceggm.privacy import (
@@ -262,6 +262,13 @@ class PACEGGMRegression(_PrivateLinearRegression):
     ``(d+1)``-column data ``[X, y]`` (whose every coordinate is bounded by ``B``);
     then ``θ = (Σ̂_xx + λ I)⁻¹ Σ̂_xy`` from the blocks of that one estimate.
 
+    ``measure_target_first=True`` (not the published method) measures y's ``d`` cross-covariances
+    ``Σ_xy`` right after the diagonal, before PACE-GGM's adaptive rounds, with
+    ``target_fraction`` of PACE-GGM's budget (by default half of its ``2ρ/3``: ``ρ/3``, what AdaSSP
+    spends on ``Xᵀy``, which at equal entry sensitivities gives each entry AdaSSP's noise). The
+    pairs depend on the shape alone, never on the data, so the fit stays ``ρ``-zCDP (see
+    ``forced_pairs`` of :func:`paceggm.pace_ggm`).
+
     Parameters
     ----------
     rho : float or None
@@ -275,6 +282,11 @@ class PACEGGMRegression(_PrivateLinearRegression):
     failure_prob : float
         As in :class:`AdaSSP`.
     bound_check : {"raise", "clip", "waive"}
+    measure_target_first : bool, default=False
+        Measure every ``(y, x_j)`` entry before the adaptive rounds (see above).
+    target_fraction : float in (0, 1), default=0.5
+        Their share of PACE-GGM's budget (``alpha + target_fraction < 1``); ignored unless
+        ``measure_target_first``.
     random_state : None, int, SeedSequence or Generator
 
     Attributes
@@ -291,7 +303,8 @@ class PACEGGMRegression(_PrivateLinearRegression):
                  accountant=None, bound: float = 1.0, alpha: float = 0.3, beta: float = 0.5,
                  max_rounds: int | None = None, solver: str = DEFAULT_SOLVER, use_components: bool = True,
                  solver_options: dict | None = None, failure_prob: float = 0.05,
-                 bound_check: str = "raise", random_state=None) -> None:
+                 bound_check: str = "raise", measure_target_first: bool = False, target_fraction: float = 0.5,
+                 random_state=None) -> None:
         self.rho = rho
         self.epsilon = epsilon
         self.delta = delta
@@ -305,6 +318,8 @@ class PACEGGMRegression(_PrivateLinearRegression):
         self.solver_options = solver_options
         self.failure_prob = failure_prob
         self.bound_check = bound_check
+        self.measure_target_first = measure_target_first
+        self.target_fraction = target_fraction
         self.random_state = random_state
 
     def _check_params(self) -> None:
@@ -313,6 +328,10 @@ class PACEGGMRegression(_PrivateLinearRegression):
             bound=self.bound, alpha=self.alpha, beta=self.beta, max_rounds=self.max_rounds,
             solver=self.solver, use_components=self.use_components, solver_options=self.solver_options,
         )
+        if not isinstance(self.measure_target_first, (bool, np.bool_)):
+            raise TypeError(f"measure_target_first must be a bool, got {self.measure_target_first!r}")
+        if self.measure_target_first:
+            _check_forced_fraction(self.target_fraction, self.alpha)
 
     def _fit(self, Z, ledger, rng):
         n, d = Z.shape[0], Z.shape[1] - 1
@@ -324,13 +343,16 @@ class PACEGGMRegression(_PrivateLinearRegression):
         # Z already passed (or, waived, skipped) the bound check: PACE-GGM must not clip
         # it again, nor warn a second time about a waiver this fit has warned about.
         waived = self.bound_check == "waive"
+        # y is column d of Z: its row's pairs follow from the shape alone (data-independent)
+        forced = dict(forced_pairs=[(d, j) for j in range(d)], forced_fraction=self.target_fraction) \
+            if self.measure_target_first else {}
         with warnings.catch_warnings():
             if waived:
                 warnings.simplefilter("ignore", PrivacyLeakWarning)
             est = PACEGGM(
                 ledger.remaining, bound=self.bound, alpha=self.alpha, beta=self.beta, max_rounds=self.max_rounds,
                 solver=self.solver, use_components=self.use_components, solver_options=self.solver_options,
-                bound_check="waive" if waived else "raise", random_state=rng,
+                bound_check="waive" if waived else "raise", random_state=rng, **forced,
             ).fit(Z)
         for c in est.ledger_:
             ledger.charge(c.rho, f"pace-ggm: {c.purpose}")

@@ -156,6 +156,35 @@ def _check_params(*, bound, alpha, beta, max_rounds, solver, use_components, sol
         raise ValueError(f"unknown sampler {sampler!r}; choose one of {list(SAMPLERS)}")
 
 
+def _forced(forced_pairs, d: int) -> tuple[tuple[int, int], ...]:
+    """``forced_pairs`` as distinct off-diagonal ``(j, k)``, ``j > k``, in the order given (checked against ``d``)."""
+    if forced_pairs is None:
+        return ()
+    if isinstance(forced_pairs, (str, bytes)) or not hasattr(forced_pairs, "__iter__"):
+        raise TypeError(f"forced_pairs must be a sequence of (j, k) index pairs, got {type(forced_pairs).__name__}")
+    out: list[tuple[int, int]] = []
+    for pair in forced_pairs:
+        pair = tuple(pair) if hasattr(pair, "__iter__") and not isinstance(pair, (str, bytes)) else (pair,)
+        if len(pair) != 2 or not all(isinstance(i, numbers.Integral) and not isinstance(i, bool) for i in pair):
+            raise ValueError(f"forced_pairs must hold pairs of integer indices, got {pair!r}")
+        j, k = max(int(pair[0]), int(pair[1])), min(int(pair[0]), int(pair[1]))
+        if k < 0 or j >= d:
+            raise ValueError(f"forced pair {pair!r} is outside 0..{d - 1}")
+        if j == k:
+            raise ValueError(f"forced pair {pair!r} is on the diagonal, which PACE-GGM measures anyway")
+        if (j, k) in out:
+            raise ValueError(f"forced pair {pair!r} repeats")
+        out.append((j, k))
+    return tuple(out)
+
+
+def _check_forced_fraction(forced_fraction, alpha) -> None:
+    check_open_fraction(forced_fraction, "forced_fraction")
+    if not float(alpha) + float(forced_fraction) < 1.0:
+        raise ValueError(f"alpha + forced_fraction must be < 1 (the rounds need budget), got "
+                         f"{alpha!r} + {forced_fraction!r}")
+
+
 class _GumbelSelection:
     """Gumbel-max over every candidate, every round (NumPy's ``Generator.gumbel`` stream, to the pick)."""
 
@@ -210,6 +239,8 @@ def pace_ggm(
     solver_options: dict | None = None,
     bound_check: str = "raise",
     sampler: str = DEFAULT_SAMPLER,
+    forced_pairs=None,
+    forced_fraction: float = 0.5,
     random_state=None,
 ) -> PACEGGMResult:
     """Run PACE-GGM on ``X`` and return the result record.
@@ -256,6 +287,16 @@ def pace_ggm(
         their row sums up to date where scores changed and draws a row, then a
         column: ``O(d)`` a round plus the rescored pairs, and other picks for
         the same seed.
+    forced_pairs : sequence of (int, int), optional
+        Off-diagonal entries measured right after the diagonal, in this order, before the adaptive
+        rounds: ``forced_fraction · rho`` split equally among them, each a Gaussian-mechanism
+        release charged to the ledger like every other. The guarantee is unchanged (still
+        ``rho``-zCDP) only because the pairs are fixed in advance: they must be chosen without
+        looking at the data (e.g. "the target's row", from the shape alone). ``None`` or empty:
+        none (the published algorithm, bit for bit).
+    forced_fraction : float in (0, 1)
+        Share of ``rho`` for ``forced_pairs`` (ignored without them); ``alpha + forced_fraction < 1``.
+        The rounds then start from ``(1 − alpha − forced_fraction) rho``.
     random_state : None, int, SeedSequence or Generator
         Source of the noise. A fixed seed makes a run reproducible — and its
         noise predictable to anyone who knows the seed: a real release needs
@@ -281,12 +322,16 @@ def pace_ggm(
     )
     X = check_data(X)
     check_bound(bound, d=X.shape[1])
-    _check_noise_scales(*X.shape, rho=rho, bound=float(bound), alpha=alpha, beta=beta, max_rounds=max_rounds)
+    forced = _forced(forced_pairs, X.shape[1])
+    if forced:
+        _check_forced_fraction(forced_fraction, alpha)
+    _check_noise_scales(*X.shape, rho=rho, bound=float(bound), alpha=alpha, beta=beta, max_rounds=max_rounds,
+                        n_forced=len(forced), forced_fraction=forced_fraction)
     X = enforce_bound(X, float(bound), bound_check)
     return _fit_checked(
         X, rho=rho, bound=float(bound), alpha=alpha, beta=beta, max_rounds=max_rounds, solver=solver,
         use_components=use_components, solver_options=solver_options, rng=check_random_state(random_state),
-        sampler=sampler,
+        sampler=sampler, forced_pairs=forced, forced_fraction=forced_fraction,
     )
 
 
@@ -296,11 +341,16 @@ def pace_ggm(
 _SCALE_ROOM = 1e12
 
 
-def _check_noise_scales(n: int, d: int, *, rho: float, bound: float, alpha, beta, max_rounds) -> None:
+def _check_noise_scales(n: int, d: int, *, rho: float, bound: float, alpha, beta, max_rounds,
+                        n_forced: int = 0, forced_fraction: float = 0.0) -> None:
     """Refuse (before any budget is spent) budgets whose noise precisions 1/σ² a double cannot hold."""
     delta = entry_sensitivity(n=n, bound=bound)
     T = max_rounds if max_rounds is not None else max(1, d * (d - 1))
-    smallest = rho * min(float(alpha) / d, (1.0 - float(alpha)) * min(float(beta), 1.0 - float(beta)) / T)
+    rounds = 1.0 - float(alpha) - (float(forced_fraction) if n_forced else 0.0)
+    shares = [float(alpha) / d, rounds * min(float(beta), 1.0 - float(beta)) / T]
+    if n_forced:
+        shares.append(float(forced_fraction) / n_forced)
+    smallest = rho * min(shares)
     with np.errstate(over="ignore", divide="ignore", under="ignore"):
         sigmas = np.array([delta / math.sqrt(2.0 * rho), delta / math.sqrt(2.0 * max(smallest, 1e-320))])
         precisions = np.array([_SCALE_ROOM, 1.0 / _SCALE_ROOM]) / sigmas**2
@@ -313,7 +363,8 @@ def _check_noise_scales(n: int, d: int, *, rho: float, bound: float, alpha, beta
 
 
 def _fit_checked(X: np.ndarray, *, rho: float, bound: float, alpha, beta, max_rounds, solver, use_components,
-                 solver_options, rng: np.random.Generator, sampler: str = DEFAULT_SAMPLER) -> PACEGGMResult:
+                 solver_options, rng: np.random.Generator, sampler: str = DEFAULT_SAMPLER,
+                 forced_pairs=(), forced_fraction: float = 0.5) -> PACEGGMResult:
     """PACE-GGM on data and parameters that passed every check."""
     n, d = X.shape
     # Σ(X) is the only access to the data; everything after is mechanisms on it.
@@ -322,6 +373,7 @@ def _fit_checked(X: np.ndarray, *, rho: float, bound: float, alpha, beta, max_ro
         sigma_x, n, rho=float(rho), bound=float(bound), alpha=float(alpha), beta=float(beta),
         max_rounds=max_rounds, solver=solver, use_components=bool(use_components),
         solver_options=solver_options, rng=rng, sampler=sampler,
+        forced_pairs=_forced(forced_pairs, d), forced_fraction=float(forced_fraction),
     )
 
 
@@ -339,6 +391,8 @@ def _run(
     solver_options: dict | None,
     rng: np.random.Generator,
     sampler: str = DEFAULT_SAMPLER,
+    forced_pairs: tuple[tuple[int, int], ...] = (),
+    forced_fraction: float = 0.5,
 ) -> PACEGGMResult:
     d = sigma_x.shape[0]
     delta = entry_sensitivity(n=n, bound=bound)
@@ -361,6 +415,14 @@ def _run(
     recon = IncrementalReconstruction(state.y, state.lam, solver=solver, use_components=use_components,
                                       solver_options=solver_options)
     estimate = recon.covariance
+    forced_solve_time = 0.0
+    if forced_pairs:
+        # Fixed before the data are seen (the caller's promise): plain releases, like the diagonal's.
+        rho_forced_each = forced_fraction * rho / len(forced_pairs)
+        for j, k in forced_pairs:
+            measure(j, k, rho_forced_each, "initialise: forced pair")
+            recon.update(j, k)
+            forced_solve_time += recon.solve_time
 
     T = max_rounds if max_rounds is not None else max(1, d * (d - 1))
     rho_round = ledger.remaining / T
@@ -378,7 +440,7 @@ def _run(
     selection = _selection(sampler, scores, delta)
     component_pairs = _ComponentPairs(d)
     history: list[RoundRecord] = []
-    solve_time = 0.0
+    solve_time = forced_solve_time
     t = 0
     while True:
         t += 1
@@ -461,7 +523,9 @@ class PACEGGM(PrivateCovarianceEstimator):
     solver_options : dict or None, default=None
     bound_check : {"raise", "clip", "waive"}, default="raise"
     sampler : {"gumbel", "rows"}, default="gumbel"
-        See :func:`pace_ggm` for these.
+    forced_pairs : sequence of (int, int) or None, default=None
+    forced_fraction : float, default=0.5
+        See :func:`pace_ggm` for these (``forced_pairs`` must not be chosen from the data).
     assume_centered : bool, default=True
         ``True`` estimates ``XᵀX/n`` (the covariance of centred data, as the
         project's preprocessing produces; ``location_`` is 0). ``False``
@@ -535,6 +599,8 @@ class PACEGGM(PrivateCovarianceEstimator):
         solver_options: dict | None = None,
         bound_check: str = "raise",
         sampler: str = DEFAULT_SAMPLER,
+        forced_pairs=None,
+        forced_fraction: float = 0.5,
         assume_centered: bool = True,
         mean_fraction: float = 0.1,
         random_state=None,
@@ -552,6 +618,8 @@ class PACEGGM(PrivateCovarianceEstimator):
         self.solver_options = solver_options
         self.bound_check = bound_check
         self.sampler = sampler
+        self.forced_pairs = forced_pairs
+        self.forced_fraction = forced_fraction
         self.assume_centered = assume_centered
         self.mean_fraction = mean_fraction
         self.random_state = random_state
@@ -564,13 +632,17 @@ class PACEGGM(PrivateCovarianceEstimator):
         )
 
     def _check_scales(self, n: int, d: int, *, rho: float, bound: float) -> None:
-        _check_noise_scales(n, d, rho=rho, bound=bound, alpha=self.alpha, beta=self.beta, max_rounds=self.max_rounds)
+        forced = _forced(self.forced_pairs, d)  # the pairs need d: checked here, before any budget is spent
+        if forced:
+            _check_forced_fraction(self.forced_fraction, self.alpha)
+        _check_noise_scales(n, d, rho=rho, bound=bound, alpha=self.alpha, beta=self.beta, max_rounds=self.max_rounds,
+                            n_forced=len(forced), forced_fraction=self.forced_fraction)
 
     def _estimate(self, X, *, rho, bound, rng):
         res = _fit_checked(
             X, rho=rho, bound=bound, alpha=self.alpha, beta=self.beta, max_rounds=self.max_rounds,
             solver=self.solver, use_components=self.use_components, solver_options=self.solver_options, rng=rng,
-            sampler=self.sampler,
+            sampler=self.sampler, forced_pairs=self.forced_pairs, forced_fraction=self.forced_fraction,
         )
         self.result_ = res
         self.n_rounds_ = res.n_rounds

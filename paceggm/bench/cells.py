@@ -46,6 +46,9 @@ __all__ = ["Cell", "bound_policy", "expand", "variant_label"]
 
 PREPROCESSINGS = ("paper", "strict")
 DEFAULT_TEST_FRACTION = 0.2
+#: The config key (and recorded parameter, ``p_data_scale``) of the factor applied to the preprocessed data.
+DATA_SCALE = "data_scale"
+DEFAULT_DATA_SCALE = 1.0
 
 
 def bound_policy(policy: str, preprocessing: str) -> str:
@@ -80,6 +83,9 @@ class Cell:
     base_seed: int
     bound_check: str | None = None  # the policy estimators get; None = the preprocessing's default
     test_fraction: float | None = None  # regression cells only; None = DEFAULT_TEST_FRACTION
+    # The preprocessed matrix is multiplied by this before the estimator checks (or clips) it against
+    # its bound: a test of how the counts depend on the data's scale (signal) at a fixed noise level.
+    data_scale: float = DEFAULT_DATA_SCALE
     key: str = field(init=False)
 
     def __post_init__(self):
@@ -89,6 +95,7 @@ class Cell:
         object.__setattr__(self, "base_seed", int(self.base_seed))
         if self.test_fraction is not None:
             object.__setattr__(self, "test_fraction", float(self.test_fraction))
+        object.__setattr__(self, "data_scale", _positive_float(self.data_scale, "data_scale"))
         object.__setattr__(self, "key", stable_hash(self.description()))
 
     def description(self) -> dict:
@@ -98,7 +105,7 @@ class Cell:
             "preprocessing": self.preprocessing,
             "method": self.method,
             "target": _key_target(self.target),
-            "params": dict(self.params),
+            "params": self.recorded_params,
             "rho": self.rho,
             "trial": self.trial,
             "base_seed": self.base_seed,
@@ -121,7 +128,17 @@ class Cell:
 
     @property
     def param_dict(self) -> dict:
+        """The estimator's constructor parameters."""
         return dict(self.params)
+
+    @property
+    def recorded_params(self) -> dict:
+        """What the row's ``params`` (hence its ``p_*`` columns) records: the constructor parameters,
+        and ``data_scale`` when it is not 1 (so a cell with the default scale keeps its key)."""
+        out = dict(self.params)
+        if self.data_scale != DEFAULT_DATA_SCALE:
+            out[DATA_SCALE] = self.data_scale
+        return out
 
 
 # The baselines moved from a top-level package into ``paceggm.baselines`` without
@@ -261,6 +278,7 @@ def expand(cfg: Mapping) -> list[Cell]:
     if (isinstance(test_fraction, bool) or not isinstance(test_fraction, numbers.Real)
             or not 0.0 < float(test_fraction) < 1.0):
         raise ValueError(f"test_fraction must be a number strictly between 0 and 1, got {test_fraction!r}")
+    data_scale = _positive_float(cfg.get(DATA_SCALE, DEFAULT_DATA_SCALE), DATA_SCALE)
     methods = cfg.get("method")
     if not isinstance(methods, Mapping) or not methods:
         raise ValueError("the config selects no method (method=[paceggm,ssp,...])")
@@ -283,7 +301,7 @@ def expand(cfg: Mapping) -> list[Cell]:
         for p, values in grid.items():
             if not isinstance(values, (list, tuple)) or not values:
                 raise ValueError(f"method {name!r}: grid.{p} must be a non-empty list, got {values!r}")
-        reserved = {"rho", "bound", "bound_check", "random_state"} & (set(params) | set(grid))
+        reserved = {"rho", "bound", "bound_check", "random_state", DATA_SCALE} & (set(params) | set(grid))
         if reserved:
             raise ValueError(f"method {name!r}: {sorted(reserved)} are set by the harness, not by method params")
         entry_datasets = entry.get("datasets")
@@ -303,7 +321,7 @@ def expand(cfg: Mapping) -> list[Cell]:
             for ds, rho, trial in itertools.product(ds_list, rhos, trials):
                 cell = Cell(ds, preprocessing, spec.key, spec.target, spec.task, spec.measures,
                             frozen, label, rho, trial, int(base_seed), bound_check,
-                            float(test_fraction) if spec.task == "regression" else None)
+                            float(test_fraction) if spec.task == "regression" else None, data_scale)
                 if cell.key in seen:
                     raise ValueError(
                         f"variants {seen[cell.key]!r} and {label!r} describe the same computation "

@@ -76,6 +76,7 @@ class BenchConfig:
     bound_check: str = MISSING
     drop_target: bool = False
     test_fraction: Any = MISSING
+    data_scale: float = MISSING
     runs_dir: str = MISSING
     data_dir: Any = None
     loader: Any = None

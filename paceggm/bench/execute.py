@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import time
 import traceback
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from paceggm.bench.schema import SPEND_RTOL, STORED_COLUMNS, guarantee_holds
 from paceggm.bench.seeds import canonical_json, seed_sequence
 from paceggm.metrics import frobenius_error, mahalanobis_error
 
-__all__ = ["COLUMNS", "CellData", "prepare_data", "run_cell", "failed_row"]
+__all__ = ["COLUMNS", "CellData", "prepare_data", "run_cell", "failed_row", "scaled"]
 
 COLUMNS = STORED_COLUMNS  # the stored results table (paceggm.bench.schema)
 
@@ -121,7 +121,7 @@ def _base_row(cell: Cell, experiment: str) -> dict:
         "n_solves": None,
         "n_capped_solves": None,
         "max_solve_iter": None,
-        "params": canonical_json(cell.param_dict),  # the p_* columns are built from it
+        "params": canonical_json(cell.recorded_params),  # the p_* columns are built from it
     }
 
 
@@ -140,7 +140,25 @@ def _split(n: int, test_fraction: float, seed: int) -> tuple[np.ndarray, np.ndar
     return np.sort(perm[n_test:]), np.sort(perm[:n_test])
 
 
+def scaled(data: CellData, factor: float) -> CellData:
+    """``data`` with every value multiplied by ``factor`` (the cell's ``data_scale``), Σ(X) recomputed.
+
+    Applied to the preprocessed matrix before the estimator checks (``raise``), clips (``clip``)
+    or waives its bound: the noise of every mechanism is calibrated to the bound, not to the data,
+    so the factor moves the signal-to-noise ratio of every measurement by ``factor²``. A factor of
+    1 returns ``data`` itself (the same arrays, so the same bits).
+    """
+    if factor == 1.0:
+        return data
+    X = aligned_copy(factor * data.X)
+    out = {"X": X, "truth": X.T @ X / X.shape[0]}
+    if data.features is not None:
+        out.update(features=aligned_copy(factor * data.features), target=aligned_copy(factor * data.target))
+    return replace(data, **out)
+
+
 def _fit_and_measure(cell: Cell, data: CellData, row: dict, test_fraction: float) -> None:
+    data = scaled(data, cell.data_scale)
     spec = method_spec(cell.method, target=cell.target, task=cell.task, measures=cell.measures)
     cls = resolve(spec)
     est = cls(

@@ -40,7 +40,8 @@ for ``paper``, enforced for ``strict``; see :func:`paceggm.bench.cells.bound_pol
 and ``converged`` and the three solve counts unknown (NA).
 
 The stored table has one more column, ``params``: the cell's constructor
-parameters as canonical JSON — the record the cell's key was computed from —
+parameters as canonical JSON, with the harness's ``data_scale`` when it is not 1
+— the record the cell's key was computed from —
 and then one column ``p_<name>`` per constructor parameter that any cell of
 the table has (as benchopt names its parametrised columns): ``p_solver``,
 ``p_alpha``, ``p_use_components``, …, empty where a method has no such

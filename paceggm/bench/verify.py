@@ -50,7 +50,7 @@ from pathlib import Path
 
 import numpy as np
 
-from paceggm.bench.cells import Cell
+from paceggm.bench.cells import DATA_SCALE, DEFAULT_DATA_SCALE, Cell
 from paceggm.bench.methods import method_spec
 from paceggm.bench.seeds import derive_seed
 
@@ -139,12 +139,13 @@ def rebuild_cell(row: Mapping, cfg: Mapping) -> Cell:
 
     spec = method_spec(row["method"])
     params = json.loads(row["params"] or "{}")
+    data_scale = params.pop(DATA_SCALE, DEFAULT_DATA_SCALE)  # recorded beside the constructor's
     if row["preprocessing"] != cfg.get("preprocessing"):
         raise ValueError(f"row has preprocessing {row['preprocessing']!r}, the recipe {cfg.get('preprocessing')!r}")
     cell = Cell(row["dataset"], row["preprocessing"], spec.key, spec.target, spec.task, spec.measures,
                 tuple(sorted(params.items())), row["variant"], float(row["rho"]), int(row["trial"]),
                 int(cfg["base_seed"]), bound_policy(cfg.get("bound_check", "auto"), row["preprocessing"]),
-                float(cfg.get("test_fraction", 0.2)) if spec.task == "regression" else None)
+                float(cfg.get("test_fraction", 0.2)) if spec.task == "regression" else None, data_scale)
     if cell.key != row["cell_key"] or cell.seed != int(row["seed"]):
         raise ValueError(f"rebuilt key {cell.key} / seed {cell.seed} differ from the stored "
                          f"{row['cell_key']} / {row['seed']}")
