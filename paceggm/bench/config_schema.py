@@ -20,7 +20,7 @@ Every error is a :class:`ConfigError`: one line, exit status 2.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
