@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from paceggm._validation import did_you_mean
 
 __all__ = ["MethodSpec", "MethodStyle", "METHODS", "MethodUnavailableError", "check_method_params",
-           "declared_params", "method_spec", "register", "resolve", "resolved_defaults", "store_configs"]
+           "declared_params", "method_defaults", "method_spec", "register", "resolve", "resolved_defaults", "store_configs"]
 
 _TASKS = ("covariance", "regression")
 # How many entries a method releases (the measurement columns of a results row):
@@ -115,9 +115,10 @@ class MethodSpec:
         return {"key": self.key, "params": dict(self.params), "grid": dict(self.grid), "datasets": None}
 
 
-# The recipes pin the reference solver `newton` (the library's default is "auto"): the published
-# experiments keep their keys and their committed results bit for bit.
-_PACEGGM_PARAMS = {"alpha": 0.3, "beta": 0.5, "solver": "newton", "use_components": True, "max_rounds": None}
+# The parameters a recipe may set; None is the estimator's own default (its signature is the one
+# place a default is written; see method_defaults). The recipes pin the reference solver `newton`
+# (the library's default is "auto"): the published experiments keep their keys and results bit for bit.
+_PACEGGM_PARAMS = {"alpha": None, "beta": None, "solver": "newton", "use_components": None, "max_rounds": None}
 _PACE = MethodStyle("PACE-GGM", PALETTE["vermillion"], "o", "-", 0)
 
 METHODS: dict[str, MethodSpec] = {
@@ -265,6 +266,20 @@ def declared_params(spec: MethodSpec) -> dict | None:
             continue
         out[name] = None if p.default is inspect.Parameter.empty else p.default
     return out
+
+
+def method_defaults(key: str) -> dict:
+    """What a registered method runs with unless a recipe says otherwise (name → value).
+
+    Its entry's pinned parameters over its class's declared defaults (PACE-GGM's entry pins
+    ``solver="newton"`` where the library's default is ``"auto"``; ``None`` in an entry is the class
+    default). ``{}`` for an unregistered key, only the pins for a class that cannot be imported.
+    A variant of a method is named by the parameters that differ from these.
+    """
+    spec = METHODS.get(key)
+    if spec is None:
+        return {}
+    return {**(declared_params(spec) or {}), **{k: v for k, v in spec.params.items() if v is not None}}
 
 
 def check_method_params(spec: MethodSpec, params: dict, *, where: str) -> None:

@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from paceggm.bench.methods import METHODS
+from paceggm.bench.methods import METHODS, method_defaults
+from paceggm.bench.variants import label as variant_label
 
 from . import claims, plots, published, style, tables, verdicts
 from .config import FiguresConfig
@@ -27,7 +28,6 @@ from .results import (
     load_results,
     pick_preprocessing,
     select_variants,
-    variant_label,
 )
 
 ERRORS = ["mahalanobis", "frobenius"]
@@ -51,6 +51,7 @@ class Artifact:
     absent: list[str] = field(default_factory=list)  # configured data sets without any row
     markdown: list[str] = field(default_factory=list)  # table bodies for the report
     guarantee: str = ""  # whether the privacy guarantee holds in the cells shown (a caption line)
+    labels: dict[str, str] = field(default_factory=dict)  # variant → display label (for the report)
 
 
 @dataclass
@@ -90,12 +91,11 @@ def _enumerate(labels: list[str]) -> str:
 
 def _hp_styles(rows: pd.DataFrame) -> dict[str, style.MethodStyle]:
     """(α, β) variants styled by their grid position (the default pair included)."""
-    styles = {v: style.variant_style(v) for v in rows["variant"].unique()}
+    styles, defaults = style.variant_styles(rows), method_defaults("paceggm")
     for v, g in rows[rows["method"] == "paceggm"].groupby("variant"):
         a, b = g["p_alpha"].dropna(), g["p_beta"].dropna()
-        styles[v] = style.hyperparameter_style(
-            float(a.iloc[0]) if len(a) else style.PACEGGM_DEFAULTS["alpha"],
-            float(b.iloc[0]) if len(b) else style.PACEGGM_DEFAULTS["beta"])
+        styles[v] = style.hyperparameter_style(float(a.iloc[0]) if len(a) else defaults["alpha"],
+                                               float(b.iloc[0]) if len(b) else defaults["beta"])
     return styles
 
 
@@ -167,10 +167,10 @@ def _figure(log, config, tables_, *, name, title, description, artifact, select,
     if exp is None:
         art.skipped = _skip_reason(config, artifact, tables_)
         return art, rows
+    looks = style.variant_styles(rows, compared=compared)
     if callable(description):  # worded after what the results hold
         art.description = description(
-            [style.variant_style(v, compared=compared).label
-             for v in style.variant_order(rows["variant"].unique(), compared=compared)])
+            [looks[v].label for v in style.variant_order(rows["variant"].unique(), looks)])
     present = datasets_by_d(rows)
     if datasets is not None:
         # configured data sets the source does not hold are listed, not drawn as empty panels
@@ -178,8 +178,8 @@ def _figure(log, config, tables_, *, name, title, description, artifact, select,
         datasets = datasets_by_d(rows, only=datasets) or present
     else:
         datasets = present
-    variants = style.variant_order(rows["variant"].unique(), compared=compared)
-    grid_variants = style.variant_order(set(variants) | set(expected_variants or ()), compared=compared)
+    variants = style.variant_order(rows["variant"].unique(), looks)
+    grid_variants = style.variant_order(set(variants) | set(expected_variants or ()), looks)
     rhos = sorted(rows["rho"].unique())
     fig = plots.metric_grid(rows, datasets=datasets, variants=variants, metrics=metrics, rhos=rhos,
                             dims=dims(rows), spread=spread or config.spread, compared=compared,
@@ -189,6 +189,7 @@ def _figure(log, config, tables_, *, name, title, description, artifact, select,
     art.source, art.preprocessing, art.trials = exp, prep, _trials(rows)
     art.other_preprocessings = rows.attrs.get("other_preprocessings", [])
     art.problems = _problems(rows, datasets, grid_variants, rhos, metrics)
+    art.labels = {v: s.label for v, s in style.variant_styles(rows).items()}
     art.guarantee = guarantee_note(rows)
     return art, rows
 
@@ -213,8 +214,10 @@ def _tables(log, config, tables_, *, name, title, description, artifact, select,
         art.markdown.append(f"*{t.caption}*\n\n" + tables.to_markdown(t))
     art.source, art.preprocessing, art.trials = exp, prep, _trials(rows)
     art.other_preprocessings = rows.attrs.get("other_preprocessings", [])
-    art.problems = _problems(rows, datasets_by_d(rows), style.variant_order(rows["variant"].unique()),
+    looks = style.variant_styles(rows)
+    art.problems = _problems(rows, datasets_by_d(rows), style.variant_order(rows["variant"].unique(), looks),
                              sorted(rows["rho"].unique()), metrics)
+    art.labels = {v: s.label for v, s in looks.items()}
     return art
 
 
@@ -272,10 +275,8 @@ def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = 
             select=lambda df: select_variants(df, methods={"paceggm"}, params={"use_components", "solver"}),
             metrics=ERRORS + ["solve_time"], compared=("use_components", "solver"))
 
-    # Results are read with PACE-GGM's default parameters dropped from the labels, so the
-    # Newton rows are labelled as the default variant is when Newton is the default solver.
-    newton = {} if style.PACEGGM_DEFAULTS["solver"] == "newton" else {"solver": "newton"}
-    solver_reference = variant_label("paceggm", newton)
+    # the label of PACE-GGM's rows run with Newton (the plain variant when Newton is the recipes' solver)
+    solver_reference = variant_label("paceggm", {"solver": "newton"})
     _tables(log, config, tables_, name="solver_ratios", artifact="solver",
             title="Solvers relative to Newton",
             description="Each solver's mean error and solver time per trial divided by the exact Newton "
@@ -294,13 +295,13 @@ def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = 
 
     def hp_select(df):
         pace = select_variants(df, methods={"paceggm"}, params={"alpha", "beta"})
-        return _only(pd.concat([pace, df[df["variant"] == ref]]), hp_datasets)
+        return _only(pd.concat([pace, select_variants(df, methods={ref}, params=set())]), hp_datasets)
 
     hp_rows, hp_exp, _ = _pick(tables_, config, "hyperparameters", hp_select)
     _figure(log, config, tables_, name="hyperparameters", artifact="hyperparameters",
             title="Hyperparameters α (diagonal share) and β (selection share)",
             description=f"Both errors vs ρ for every (α, β) in the grid (colour: α, marker and "
-                        f"line: β) with {style.variant_style(ref).label} as reference; "
+                        f"line: β) with {style.method_style(ref).label} as reference; "
                         f"{plots.spread_caption('none')} (ten overlapping bands would hide the lines).",
             select=hp_select, metrics=ERRORS, datasets=hp_datasets,
             styles=_hp_styles(hp_rows) if hp_exp else None, spread="none")
@@ -340,7 +341,7 @@ def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = 
                 select=lambda df: select_variants(_covariance_rows(df)),
                 make=lambda rows, suffix=suffix: [
                     t for m in ERRORS
-                    for t in (claims.winners_table(rows[rows["variant"].isin(main_methods)], m,
+                    for t in (claims.winners_table(select_variants(rows, methods=main_methods), m,
                                                    name=f"winners_{m}{suffix}"),
                               claims.winners_table(rows, m, name=f"winners_all_{m}{suffix}"),
                               claims.gain_table(rows, m, name=f"gain_over_ssp_{m}{suffix}"))],

@@ -51,7 +51,7 @@ class FiguresConfig:
     hyperparameter_datasets : tuple of str or None
         Data sets of the (α, β) figure and tables; ``None`` = all present.
     hyperparameter_reference : str
-        Variant drawn as reference in the (α, β) figure.
+        Method drawn, with its default parameters, as reference in the (α, β) figure.
     preprocessing : str
         Preprocessing to show when a results table holds several.
     spread : {"minmax", "sd", "sem", "none"}

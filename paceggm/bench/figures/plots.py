@@ -127,7 +127,8 @@ def metric_grid(df: pd.DataFrame, *, datasets: list[str], variants: list[str], m
     """
     if not datasets or not metrics or not rhos:
         raise ValueError("metric_grid needs at least one data set, one metric and one rho")
-    styles = styles or {v: style.variant_style(v, compared=compared) for v in variants}
+    looks = styles or style.variant_styles(df, compared=compared)
+    styles = {v: style.look(v, looks) for v in variants}
     variants = sorted(variants, key=lambda v: (styles[v].order, v))
     # about an inch per panel at least; balanced blocks: 14 data sets at 7 columns → 7 + 7
     max_columns = max(1, min(max_columns, int(width // 1.0)))

@@ -18,10 +18,9 @@ import pandas as pd
 from omegaconf import OmegaConf
 
 from paceggm.bench.data.registry import conf_dir, get_config, paper_datasets
+from paceggm.bench.methods import method_defaults
 from paceggm.bench.schema import STORED_COLUMNS, with_param_columns
 from paceggm.bench.seeds import canonical_json
-
-from .style import PACEGGM_DEFAULTS
 
 #: Data sets whose every cell fails (as an OpenML-only data set does without network).
 UNAVAILABLE = ("madeline",)
@@ -94,7 +93,7 @@ def _row(experiment, dataset, preprocessing, spec, rho, trial, fail_rate) -> dic
     is_pace = method.startswith("paceggm")
     alpha = float(params.get("alpha", 0.3)) if is_pace else np.nan
     beta = float(params.get("beta", 0.5)) if is_pace else np.nan
-    solver = str(params.get("solver", PACEGGM_DEFAULTS["solver"])) if is_pace else ""
+    solver = str(params.get("solver", method_defaults("paceggm")["solver"])) if is_pace else ""
     use_comp = bool(params.get("use_components", True))
     ssp_frob = d * d / (n * np.sqrt(rho))
     floor = 0.05 + 0.3 * (d / 102)  # off-diagonal mass the diagonal baseline never sees
