@@ -7,8 +7,8 @@ import pytest
 
 from paceggm.bench.figures import tables
 from paceggm.bench.figures.results import ResultsError, cell_problems, validate_results
-from paceggm.bench.methods import method_defaults
 from paceggm.bench.figures.synthetic import synthetic_results
+from paceggm.bench.methods import method_defaults
 from paceggm.bench.summary import trial_stats
 
 
