@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from . import artifacts as table_of_artifacts
 from . import plots, style, tables
-from .artifacts import ARTIFACTS, Context, Spec
+from .artifacts import Context, Spec
 from .config import FiguresConfig
 from .results import CellProblem, cell_problems, datasets_by_d, dims, load_results, pick_preprocessing
 
@@ -197,7 +198,7 @@ def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = 
     log = BuildLog(out=out, unreadable=unreadable,
                    experiments={k: (len(v), int((v["status"] == "ok").sum())) for k, v in tables_.items()})
     ctx = Context(config=config, runs=runs, tables=tables_, log=log)
-    for spec in ARTIFACTS if artifacts is None else artifacts:
+    for spec in table_of_artifacts.ARTIFACTS if artifacts is None else artifacts:
         art = Artifact(spec.name, spec.kind, spec.title, spec.description if isinstance(spec.description, str) else "")
         log.artifacts.append(art)
         _build(ctx, spec, art)
