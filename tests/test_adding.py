@@ -13,7 +13,9 @@ from paceggm.bench.config import compose_config, find_conf_dir, to_plain
 from paceggm.bench.figures import FiguresConfig, artifacts, build_all
 from paceggm.bench.figures.artifacts import Grid, Spec, covariance_rows
 from paceggm.bench.figures.report import write_report
-from paceggm.bench.runner import run_sweep
+from paceggm.bench.cells import expand
+from paceggm.bench.collect import collect
+from paceggm.bench.runner import run_sweep, store_for
 
 TINY = ["experiment=demo", "rho=[0.1,1.0]", "trials=2", "preprocessing=strict", "progress=false",
         "backend.n_jobs=1", "method=[paceggm,ssp,diagonal]"]
@@ -55,6 +57,7 @@ def test_adding_a_data_set_is_one_registry_file_plus_its_raw_file(tmp_path, monk
     cfg = to_plain(compose_config([*TINY, "datasets=[toy]", f"runs_dir={runs}"]))
     summary = run_sweep(cfg)
     assert summary.n_failed == 0, summary.format()
+    collect(store_for(cfg), expected=expand(cfg))  # runs/demo/results.parquet, as `paceggm-bench run` writes it
     table = pd.read_parquet(runs / "demo" / "results.parquet")
     assert set(table["dataset"]) == {"toy"} and (table["status"] == "ok").all()
     assert (table["d"] == 4).all() and len(table) == 3 * 2 * 2
@@ -75,6 +78,7 @@ def test_adding_a_figure_is_one_entry_in_the_table_of_artifacts(tmp_path, monkey
     cfg = to_plain(compose_config([*TINY, "datasets=[syn1]", "loader=bench_loaders:small_loader",
                                    f"runs_dir={runs}"]))
     assert run_sweep(cfg).n_failed == 0
+    collect(store_for(cfg), expected=expand(cfg))
     # the one step: an entry in ARTIFACTS (its default sources join FiguresConfig's)
     monkeypatch.setattr(artifacts, "ARTIFACTS", [*artifacts.ARTIFACTS, TOY_FIGURE])
     assert artifacts.default_sources()["time_per_trial"] == ("demo",)
