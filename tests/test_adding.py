@@ -9,12 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from paceggm.bench.cells import expand
+from paceggm.bench.collect import collect
 from paceggm.bench.config import compose_config, find_conf_dir, to_plain
 from paceggm.bench.figures import FiguresConfig, artifacts, build_all
 from paceggm.bench.figures.artifacts import Grid, Spec, covariance_rows
 from paceggm.bench.figures.report import write_report
-from paceggm.bench.cells import expand
-from paceggm.bench.collect import collect
 from paceggm.bench.runner import run_sweep, store_for
 
 TINY = ["experiment=demo", "rho=[0.1,1.0]", "trials=2", "preprocessing=strict", "progress=false",
