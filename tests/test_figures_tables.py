@@ -179,11 +179,11 @@ def test_paceggm_variants_are_relabelled_by_what_they_compute():
     quick = validate_results(synthetic_results("quick", rhos=(1.0,), trials=1, fail_rate=0.0,
                                                missing_rate=0.0))
     pairs = dict(zip(quick["variant_raw"], quick["variant"]))
-    PACEGGM_DEFAULTS = method_defaults("paceggm")
+    defaults = method_defaults("paceggm")
     # The recipes' solver is the plain "paceggm"; the others are named.
-    assert pairs[f"paceggm[solver={PACEGGM_DEFAULTS['solver']}]"] == "paceggm"
+    assert pairs[f"paceggm[solver={defaults['solver']}]"] == "paceggm"
     assert pairs["paceggm[solver=pgd0]"] == "paceggm[solver=pgd0]"
-    assert pairs["paceggm[solver=ipm]"] == ("paceggm" if PACEGGM_DEFAULTS["solver"] == "ipm" else "paceggm[solver=ipm]")
+    assert pairs["paceggm[solver=ipm]"] == ("paceggm" if defaults["solver"] == "ipm" else "paceggm[solver=ipm]")
     assert pairs["paceggm_nocc"] == "paceggm[use_components=False]"
     assert pairs["paceggm_ab"] == "paceggm[alpha=0.1,beta=0.3]"
     assert pairs["ssp"] == "ssp" and pairs["paceggm_regression"] == "paceggm_regression"
