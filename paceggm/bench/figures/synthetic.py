@@ -84,9 +84,10 @@ def _row(experiment, dataset, preprocessing, spec, rho, trial, fail_rate) -> dic
     rng = np.random.default_rng(seed)
     noise = float(np.exp(rng.normal(0.0, 0.15)))
     is_pace = method.startswith("paceggm")
-    alpha = float(params.get("alpha", 0.3)) if is_pace else np.nan
-    beta = float(params.get("beta", 0.5)) if is_pace else np.nan
-    solver = str(params.get("solver", method_defaults("paceggm")["solver"])) if is_pace else ""
+    params = {**method_defaults("paceggm"), **params} if is_pace else params  # what the harness would record
+    alpha = float(params["alpha"]) if is_pace else np.nan
+    beta = float(params["beta"]) if is_pace else np.nan
+    solver = str(params["solver"]) if is_pace else ""
     use_comp = bool(params.get("use_components", True))
     ssp_frob = d * d / (n * np.sqrt(rho))
     floor = 0.05 + 0.3 * (d / 102)  # off-diagonal mass the diagonal baseline never sees
