@@ -6,9 +6,11 @@ messages end up in logs and result tables, which no privacy budget pays for.
 
 from __future__ import annotations
 
+import difflib
 import math
 import numbers
 import warnings
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -56,6 +58,24 @@ def check_positive(value, name: str) -> float:
     value = float(value)
     if not math.isfinite(value) or value <= 0.0:
         raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return value
+
+
+def did_you_mean(word, choices: Iterable) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``choices``, or ``""``.
+
+    >>> did_you_mean("sssp", ["ssp", "diagonal"])
+    " (did you mean 'ssp'?)"
+    """
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=2, cutoff=0.6)
+    return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+
+
+def check_choice(value, choices: Iterable[str], name: str) -> str:
+    """``value`` if it is one of ``choices``, else a ValueError naming the nearest and all of them."""
+    choices = sorted(choices)
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"unknown {name} {value!r}{did_you_mean(value, choices)}; choose one of {choices}")
     return value
 
 

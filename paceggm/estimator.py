@@ -10,6 +10,7 @@ import numpy as np
 
 from paceggm._validation import (
     check_bound,
+    check_choice,
     check_data,
     check_open_fraction,
     check_random_state,
@@ -147,8 +148,7 @@ def _check_params(*, bound, alpha, beta, max_rounds, solver, use_components, sol
     if max_rounds is not None:
         if isinstance(max_rounds, bool) or not isinstance(max_rounds, numbers.Integral) or max_rounds < 1:
             raise ValueError(f"max_rounds must be a positive integer or None, got {max_rounds!r}")
-    if solver not in SOLVERS:
-        raise ValueError(f"unknown solver {solver!r}; choose one of {sorted(SOLVERS)}")
+    check_choice(solver, SOLVERS, "solver")
     if not isinstance(use_components, (bool, np.bool_)):
         raise TypeError(f"use_components must be a bool, got {use_components!r}")
     check_solver_options(solver, solver_options)

@@ -58,7 +58,7 @@ def test_adding_a_method_is_one_registry_entry_plus_its_class(tmp_path, monkeypa
     assert np.isfinite(toy["frobenius"]).all()
     # the figures' style lookup finds it without any other edit
     assert style.method_style("noisy_diagonal") == TOY_STYLE
-    assert style.variant_style("noisy_diagonal[shrink=0.5]").label == "Noisy diagonal (shrink=0.5)"
+    assert style.variant_style("noisy_diagonal", {"shrink": 0.5}).label == "Noisy diagonal (shrink=0.5)"
     assert style.variant_order(["ssp", "noisy_diagonal"]) == ["ssp", "noisy_diagonal"]
 
 

@@ -1,25 +1,29 @@
-"""The figures stage's style registry: variant parsing, distinct looks, one place to add a method."""
+"""The figures stage's style registry: variants by their parameters, distinct looks, one place to add a method."""
 
 import itertools
 
+import numpy as np
+import pandas as pd
 import pytest
 
+from paceggm.bench import variants
 from paceggm.bench.figures import style
-from paceggm.bench.methods import METHODS, MethodSpec, MethodStyle, register
+from paceggm.bench.methods import METHODS, MethodSpec, MethodStyle, method_defaults, register
 
 
-def test_parse_variant_types_values():
-    assert style.parse_variant("paceggm[alpha=0.1,beta=0.5]") == ("paceggm", {"alpha": 0.1, "beta": 0.5})
-    assert style.parse_variant("paceggm[use_components=False]") == ("paceggm", {"use_components": False})
-    assert style.parse_variant("paceggm[solver=pgd0]") == ("paceggm", {"solver": "pgd0"})
-    assert style.parse_variant("paceggm[max_rounds=12]") == ("paceggm", {"max_rounds": 12})
-    assert style.parse_variant("ssp") == ("ssp", {})
-
-
-@pytest.mark.parametrize("bad", ["", "ssp[", "paceggm[alpha]", "a[b=1]]", None])
-def test_parse_variant_rejects_malformed(bad):
-    with pytest.raises(ValueError):
-        style.parse_variant(bad)
+def test_a_variant_is_named_by_the_parameters_it_varies_from_the_p_columns():
+    rows = pd.DataFrame({"method": ["paceggm", "paceggm", "paceggm", "ssp"],
+                         "variant": ["x", "y", "z", "w"],  # the harness's labels: never read
+                         "p_solver": ["newton", "pgd0", "newton", None],
+                         "p_alpha": [0.3, 0.3, 0.1, np.nan], "p_beta": [0.5, 0.5, 0.5, np.nan],
+                         "p_use_components": pd.array([True, True, True, pd.NA], dtype="boolean")})
+    assert list(variants.row_params(rows)) == [{}, {"solver": "pgd0"}, {"alpha": 0.1, "beta": 0.5}, {}]
+    assert [variants.label(m, p) for m, p in zip(rows["method"], variants.row_params(rows))] == \
+        ["paceggm", "paceggm[solver=pgd0]", "paceggm[alpha=0.1,beta=0.5]", "ssp"]
+    looks = style.variant_styles(rows.assign(variant=["a", "b", "c", "d"]))
+    assert looks["b"] == style.VARIANTS[("solver", "pgd0")]
+    assert looks["c"].color == style.hyperparameter_style(0.1, 0.5).color
+    assert looks["a"] == style.method_style("paceggm") and looks["d"] == style.method_style("ssp")
 
 
 def test_methods_shown_together_differ_in_marker_and_line_besides_colour():
@@ -31,8 +35,8 @@ def test_methods_shown_together_differ_in_marker_and_line_besides_colour():
         assert sa.marker != sb.marker, (a, b)
         assert sa.linestyle != sb.linestyle, (a, b)
         assert sa.color != sb.color, (a, b)
-    solver = ["paceggm", "paceggm[solver=pgd0]", "paceggm[solver=pgd1]"]
-    looks = {(style.variant_style(v).marker, style.variant_style(v).linestyle) for v in solver}
+    solver = [{}, {"solver": "pgd0"}, {"solver": "pgd1"}]
+    looks = {(style.variant_style("paceggm", p).marker, style.variant_style("paceggm", p).linestyle) for p in solver}
     assert len(looks) == 3
 
 
@@ -44,11 +48,11 @@ def test_hyperparameter_grid_styles_are_distinct_and_mark_the_default():
     assert all(s.marker != ref.marker and s.linestyle != ref.linestyle for s in grid)
     assert style.hyperparameter_style(0.3, 0.5).label.endswith("(default)")
     assert "default" not in style.hyperparameter_style(0.1, 0.5).label
-    assert style.variant_style("paceggm[alpha=0.1,beta=0.5]").color == style.hyperparameter_style(0.1, 0.5).color
+    assert style.variant_style("paceggm", {"alpha": 0.1, "beta": 0.5}).color == style.hyperparameter_style(0.1, 0.5).color
 
 
 def test_default_variant_names_the_compared_parameter():
-    default = {"newton": "Newton", "ipm": "IPM"}[style.PACEGGM_DEFAULTS["solver"]]
+    default = {"newton": "Newton", "ipm": "IPM"}[method_defaults("paceggm")["solver"]]
     assert style.variant_style("paceggm", compared=("solver",)).label == f"PACE-GGM ({default})"
     assert style.variant_style("paceggm", compared=("use_components",)).label == "PACE-GGM (components on)"
     assert style.variant_style("paceggm").label == "PACE-GGM"
@@ -60,7 +64,7 @@ def test_unknown_method_gets_a_stable_fallback_and_sorts_last():
     assert a == b and a.label == "brand_new"
     assert style.variant_order(["brand_new", "diagonal", "ssp", "paceggm"]) == \
         ["paceggm", "ssp", "diagonal", "brand_new"]
-    other = style.variant_style("paceggm[max_rounds=5]")
+    other = style.variant_style("paceggm", {"max_rounds": 5})
     assert other.label == "PACE-GGM (max_rounds=5)"
 
 

@@ -7,8 +7,8 @@ import pytest
 
 from paceggm.bench.figures import tables
 from paceggm.bench.figures.results import ResultsError, cell_problems, validate_results
-from paceggm.bench.figures.style import PACEGGM_DEFAULTS
 from paceggm.bench.figures.synthetic import synthetic_results
+from paceggm.bench.methods import method_defaults
 from paceggm.bench.summary import trial_stats
 
 
@@ -161,8 +161,9 @@ def test_validate_results_names_the_problem():
         validate_results(df.assign(rho=0.0))
     with pytest.raises(ResultsError, match="not numeric"):
         validate_results(df.assign(frobenius="big"))
-    with pytest.raises(ResultsError, match="malformed"):
-        validate_results(df.assign(variant="ssp[oops"))
+    # the harness's label is kept, never parsed: the variant is named from the method and p_* columns
+    relabelled = validate_results(df.assign(variant="ssp[oops"))
+    assert set(relabelled["variant_raw"]) == {"ssp[oops"} and set(relabelled["variant"]) == set(df["method"])
 
 
 def test_validate_results_drops_duplicate_cells_keeping_an_ok_row():
@@ -178,10 +179,11 @@ def test_paceggm_variants_are_relabelled_by_what_they_compute():
     quick = validate_results(synthetic_results("quick", rhos=(1.0,), trials=1, fail_rate=0.0,
                                                missing_rate=0.0))
     pairs = dict(zip(quick["variant_raw"], quick["variant"]))
+    defaults = method_defaults("paceggm")
     # The recipes' solver is the plain "paceggm"; the others are named.
-    assert pairs[f"paceggm[solver={PACEGGM_DEFAULTS['solver']}]"] == "paceggm"
+    assert pairs[f"paceggm[solver={defaults['solver']}]"] == "paceggm"
     assert pairs["paceggm[solver=pgd0]"] == "paceggm[solver=pgd0]"
-    assert pairs["paceggm[solver=ipm]"] == ("paceggm" if PACEGGM_DEFAULTS["solver"] == "ipm" else "paceggm[solver=ipm]")
+    assert pairs["paceggm[solver=ipm]"] == ("paceggm" if defaults["solver"] == "ipm" else "paceggm[solver=ipm]")
     assert pairs["paceggm_nocc"] == "paceggm[use_components=False]"
     assert pairs["paceggm_ab"] == "paceggm[alpha=0.1,beta=0.3]"
     assert pairs["ssp"] == "ssp" and pairs["paceggm_regression"] == "paceggm_regression"

@@ -20,12 +20,13 @@ Every error is a :class:`ConfigError`: one line, exit status 2.
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from omegaconf import MISSING
+
+from paceggm._validation import did_you_mean
 
 __all__ = ["BenchConfig", "ConfigError", "MethodEntry", "Backend", "check_composed", "check_overrides",
            "did_you_mean"]
@@ -92,16 +93,6 @@ class BenchConfig:
 
 #: Config groups a command line selects options from; the options of ``method`` come from the registry.
 GROUPS = ("method", "backend", "experiment")
-
-
-def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """`` (did you mean 'x'?)`` for the closest of ``choices``, or ``""``.
-
-    >>> did_you_mean("sssp", ["ssp", "diagonal"])
-    " (did you mean 'ssp'?)"
-    """
-    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=2, cutoff=0.6)
-    return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
 
 
 def _fields(cls) -> list[str]:

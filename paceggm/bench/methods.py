@@ -26,8 +26,10 @@ import importlib
 import inspect
 from dataclasses import dataclass, field, replace
 
+from paceggm._validation import did_you_mean
+
 __all__ = ["MethodSpec", "MethodStyle", "METHODS", "MethodUnavailableError", "check_method_params",
-           "declared_params", "method_spec", "register", "resolve", "resolved_defaults", "store_configs"]
+           "declared_params", "method_defaults", "method_spec", "register", "resolve", "resolved_defaults", "store_configs"]
 
 _TASKS = ("covariance", "regression")
 # How many entries a method releases (the measurement columns of a results row):
@@ -89,11 +91,6 @@ class MethodSpec:
         Attribute holding the PACE-GGM fit of a composite estimator (e.g. a
         regression built on it), whose ``pattern_``, ``n_rounds_``, ``converged_`` and
         ``solve_time_`` are reported; ``""`` for the estimator itself.
-    choices : dict
-        Parameters whose valid values the library declares in a registry:
-        parameter → ``"module:attribute"`` of that mapping (e.g. PACE-GGM's
-        ``solver`` → ``paceggm.reconstruction:SOLVERS``). A config naming
-        another value is refused with the nearest valid names, before any cell runs.
     """
 
     key: str
@@ -104,7 +101,6 @@ class MethodSpec:
     grid: dict = field(default_factory=dict, hash=False)
     style: MethodStyle | None = None
     inner: str = ""
-    choices: dict = field(default_factory=dict, hash=False)
 
     def __post_init__(self):
         if self.task not in _TASKS:
@@ -119,17 +115,16 @@ class MethodSpec:
         return {"key": self.key, "params": dict(self.params), "grid": dict(self.grid), "datasets": None}
 
 
-# The recipes pin the reference solver `newton` (the library's default is "auto"): the published
-# experiments keep their keys and their committed results bit for bit.
-_PACEGGM_PARAMS = {"alpha": 0.3, "beta": 0.5, "solver": "newton", "use_components": True, "max_rounds": None}
+# The parameters a recipe may set; None is the estimator's own default (its signature is the one
+# place a default is written; see method_defaults). The recipes pin the reference solver `newton`
+# (the library's default is "auto"): the published experiments keep their keys and results bit for bit.
+_PACEGGM_PARAMS = {"alpha": None, "beta": None, "solver": "newton", "use_components": None, "max_rounds": None}
 _PACE = MethodStyle("PACE-GGM", PALETTE["vermillion"], "o", "-", 0)
-_SOLVERS = {"solver": "paceggm.reconstruction:SOLVERS"}
 
 METHODS: dict[str, MethodSpec] = {
     spec.key: spec
     for spec in (
-        MethodSpec("paceggm", "paceggm:PACEGGM", "covariance", "pattern", _PACEGGM_PARAMS, style=_PACE,
-                   choices=_SOLVERS),
+        MethodSpec("paceggm", "paceggm:PACEGGM", "covariance", "pattern", _PACEGGM_PARAMS, style=_PACE),
         MethodSpec("ssp", "paceggm.baselines:SSP", "covariance", "all",
                    style=MethodStyle("SSP", PALETTE["blue"], "s", "--", 10)),
         MethodSpec("ssp_projected", "paceggm.baselines:SSPProjected", "covariance", "all",
@@ -148,7 +143,7 @@ METHODS: dict[str, MethodSpec] = {
                    style=MethodStyle("AdaSSP", PALETTE["blue"], "s", "--", 40)),
         MethodSpec("paceggm_regression", "paceggm.baselines:PACEGGMRegression", "regression", "pattern",
                    {"alpha": None, "beta": None, "solver": "newton", "use_components": None},
-                   style=replace(_PACE, order=1), inner="pace_ggm_", choices=_SOLVERS),
+                   style=replace(_PACE, order=1), inner="pace_ggm_"),
     )
 }
 
@@ -273,27 +268,34 @@ def declared_params(spec: MethodSpec) -> dict | None:
     return out
 
 
-def _registry_choices(where: str) -> list[str]:
-    module_name, _, attr = where.partition(":")
-    return sorted(getattr(importlib.import_module(module_name), attr))
+def method_defaults(key: str) -> dict:
+    """What a registered method runs with unless a recipe says otherwise (name → value).
+
+    Its entry's pinned parameters over its class's declared defaults (PACE-GGM's entry pins
+    ``solver="newton"`` where the library's default is ``"auto"``; ``None`` in an entry is the class
+    default). ``{}`` for an unregistered key, only the pins for a class that cannot be imported.
+    A variant of a method is named by the parameters that differ from these.
+    """
+    spec = METHODS.get(key)
+    if spec is None:
+        return {}
+    return {**(declared_params(spec) or {}), **{k: v for k, v in spec.params.items() if v is not None}}
 
 
 def check_method_params(spec: MethodSpec, params: dict, *, where: str) -> None:
     """Refuse parameters ``spec``'s class does not declare or does not accept, before any cell runs.
 
-    Names are checked against the constructor's signature, values named in
-    ``spec.choices`` against the library's registry of them, and then the
+    Names are checked against the constructor's signature, values by the
     class's own ``_check_params`` (the check ``fit`` runs before spending any
-    budget) on an unfitted instance. A class that cannot be imported is left
-    to fail its cells (recorded, retried once it exists).
+    budget) on an unfitted instance: the one place a value's rule is written.
+    A class that cannot be imported is left to fail its cells (recorded,
+    retried once it exists).
 
     Raises
     ------
     ValueError
         One line naming the entry, the parameter, and what is valid.
     """
-    from paceggm.bench.config_schema import did_you_mean
-
     declared = declared_params(spec)
     if declared is None:
         return
@@ -301,14 +303,6 @@ def check_method_params(spec: MethodSpec, params: dict, *, where: str) -> None:
         if name not in declared:
             raise ValueError(f"{where}: method {spec.key!r} has no parameter {name!r}{did_you_mean(name, declared)}; "
                              f"its parameters: {', '.join(sorted(declared))}")
-    for name, registry in spec.choices.items():
-        value = params.get(name)
-        if value is None:
-            continue
-        valid = _registry_choices(registry)
-        if not isinstance(value, str) or value not in valid:
-            raise ValueError(f"{where}: {name}={value!r} is not a {name} of {spec.key!r}{did_you_mean(value, valid)}; "
-                             f"valid: {', '.join(valid)}")
     est = resolve(spec)(1.0, bound=1.0, bound_check="raise", random_state=0, **params)
     check = getattr(est, "_check_params", None)
     if check is not None:

@@ -7,6 +7,8 @@ import json
 import numpy as np
 import pandas as pd
 
+from paceggm.bench.methods import method_defaults
+
 KEYS = ["dataset", "variant", "rho"]
 METRICS = ["mahalanobis", "frobenius", "mse", "wall_time"]
 
@@ -29,17 +31,6 @@ def trial_stats(df: pd.DataFrame, metric: str, by=KEYS) -> pd.DataFrame:
     })
     out["sem"] = out["sd"] / np.sqrt(out["count"])
     return out
-
-
-def _defaults(method: str) -> dict:
-    from paceggm.bench.methods import METHODS, declared_params
-
-    spec = METHODS.get(method)
-    if spec is None:
-        return {}
-    # The registry's params override the class's: the harness's default entry runs them (``solver="newton"``
-    # where the library's default is "auto"). A None there means "the class default", as in the cells.
-    return {**(declared_params(spec) or {}), **{k: v for k, v in spec.params.items() if v is not None}}
 
 
 def distinct_variants(table: pd.DataFrame) -> pd.DataFrame:
@@ -66,7 +57,7 @@ def distinct_variants(table: pd.DataFrame) -> pd.DataFrame:
         methods = set(table.loc[idx, "method"])
         if len(methods) == 1 and str(variant).split("[", 1)[0] == next(iter(methods)):
             # the registry's default entry: name what differs from the method's defaults, row by row
-            defaults = _defaults(next(iter(methods)))
+            defaults = method_defaults(next(iter(methods)))
             extras = {i: {k: v for k, v in rows[i].items() if k in defaults and v != defaults[k] and k not in grid}
                       for i in idx}
         elif len({json.dumps(p, sort_keys=True) for p in rows}) > 1:

@@ -60,7 +60,7 @@ def winners_table(df: pd.DataFrame, metric: str, *, name: str | None = None) -> 
     (< 1; smaller is a clearer win). ``data`` holds one row per (dataset, rho):
     winner, runner-up, ratio and how many methods had ok trials there.
     """
-    means = _means(df, metric)
+    means, looks = _means(df, metric), style.variant_styles(df)
     order, d = datasets_by_d(df), dims(df)
     rhos = sorted(df["rho"].unique())
     text = pd.DataFrame(MISSING, index=[dataset_row_label(x, d) for x in order],
@@ -73,11 +73,11 @@ def winners_table(df: pd.DataFrame, metric: str, *, name: str | None = None) -> 
         ratio = ranked.iloc[0] / ranked.iloc[1] if runner_up is not None and ranked.iloc[1] > 0 else np.nan
         rows.append(dict(dataset=ds, rho=rho, winner=winner, runner_up=runner_up, ratio=ratio,
                          n_methods=len(ranked)))
-        label = style.variant_style(winner).label
+        label = style.look(winner, looks).label
         text.loc[dataset_row_label(ds, d), rho_label(rho)] = (
             f"{label} ({fmt_sig(ratio, 2)})" if np.isfinite(ratio) else label)
     data = pd.DataFrame(rows, columns=["dataset", "rho", "winner", "runner_up", "ratio", "n_methods"])
-    among = ", ".join(style.variant_style(v).label for v in style.variant_order(df["variant"].unique()))
+    among = ", ".join(style.look(v, looks).label for v in style.variant_order(df["variant"].unique(), looks))
     return Table(name or f"winners_{metric}",
                  f"Method with the smallest mean {metric} error per data set and ρ, among {among}; in "
                  f"brackets its mean error divided by the runner-up's.", text, data)
@@ -93,7 +93,8 @@ def gain_table(df: pd.DataFrame, metric: str, *, method: str = "paceggm", refere
     means = _means(df, metric)
     order, d = datasets_by_d(df), dims(df)
     rhos = sorted(df["rho"].unique())
-    ref_label, m_label = style.variant_style(reference).label, style.variant_style(method).label
+    looks = style.variant_styles(df)
+    ref_label, m_label = style.look(reference, looks).label, style.look(method, looks).label
     gains = []
     for ds in order:
         for rho in rhos:
@@ -116,8 +117,8 @@ def gain_table(df: pd.DataFrame, metric: str, *, method: str = "paceggm", refere
                  f"Spearman's rank correlation between d and the gain.", text, data)
 
 
-def _ratio_rows(variants, reference: str, metrics) -> list[tuple[str, str]]:
-    return [(m, v) for m in metrics for v in style.variant_order(variants) if v != reference]
+def _ratio_rows(variants, reference: str, metrics, looks) -> list[tuple[str, str]]:
+    return [(m, v) for m in metrics for v in style.variant_order(variants, looks) if v != reference]
 
 
 def ratio_table(df: pd.DataFrame, metrics, *, reference: str, name: str) -> Table:
@@ -126,7 +127,8 @@ def ratio_table(df: pd.DataFrame, metrics, *, reference: str, name: str) -> Tabl
     ``data`` holds every (data set, ρ) ratio behind the medians.
     """
     rhos = sorted(df["rho"].unique())
-    ref_label = style.variant_style(reference).label
+    looks = style.variant_styles(df)
+    ref_label = style.look(reference, looks).label
     rows = []
     for metric in metrics:
         means = _means(df, metric)
@@ -135,12 +137,12 @@ def ratio_table(df: pd.DataFrame, metrics, *, reference: str, name: str) -> Tabl
             if variant != reference and np.isfinite(ref) and ref > 0:
                 rows.append(dict(metric=metric, variant=variant, dataset=ds, rho=rho, ratio=value / ref))
     data = pd.DataFrame(rows, columns=["metric", "variant", "dataset", "rho", "ratio"])
-    index = [f"{m}, {style.variant_style(v).label} / {ref_label}"
-             for m, v in _ratio_rows(df["variant"].unique(), reference, metrics)]
+    index = [f"{m}, {style.look(v, looks).label} / {ref_label}"
+             for m, v in _ratio_rows(df["variant"].unique(), reference, metrics, looks)]
     text = pd.DataFrame(MISSING, index=index, columns=[rho_label(r) for r in rhos])
     text.index.name = "ratio (median over data sets)"
     for (metric, variant, rho), group in data.groupby(["metric", "variant", "rho"]):
-        label = f"{metric}, {style.variant_style(variant).label} / {ref_label}"
+        label = f"{metric}, {style.look(variant, looks).label} / {ref_label}"
         text.loc[label, rho_label(rho)] = fmt_sig(float(group["ratio"].median()), 3)
     n_ds = data.groupby("rho")["dataset"].nunique() if len(data) else pd.Series(dtype=int)
     counts = ", ".join(f"{rho_label(r)}: {n}" for r, n in n_ds.items())
@@ -151,15 +153,16 @@ def ratio_table(df: pd.DataFrame, metrics, *, reference: str, name: str) -> Tabl
 def paired_ratio_table(df: pd.DataFrame, metrics, *, reference: str, name: str) -> Table:
     """Per-trial ratio to ``reference`` (same data set, ρ and trial): median, min, max, pairs."""
     ok = df[df["status"] == "ok"]
-    ref_label = style.variant_style(reference).label
+    looks = style.variant_styles(df)
+    ref_label = style.look(reference, looks).label
     rows, text_rows = [], {}
-    for metric, variant in _ratio_rows(df["variant"].unique(), reference, metrics):
+    for metric, variant in _ratio_rows(df["variant"].unique(), reference, metrics, looks):
         key = ["dataset", "rho", "trial"]
         a = ok[ok["variant"] == variant].set_index(key)[metric]
         b = ok[ok["variant"] == reference].set_index(key)[metric]
         r = (a / b.where(b > 0)).dropna()
         r = r[np.isfinite(r)]
-        label = f"{metric}, {style.variant_style(variant).label} / {ref_label}"
+        label = f"{metric}, {style.look(variant, looks).label} / {ref_label}"
         stats = dict(metric=metric, variant=variant, pairs=len(r),
                      median=float(r.median()) if len(r) else np.nan,
                      min=float(r.min()) if len(r) else np.nan, max=float(r.max()) if len(r) else np.nan)

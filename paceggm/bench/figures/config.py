@@ -8,31 +8,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .artifacts import default_sources
 from .style import FULL_WIDTH
 
 #: The publication's main text's five data sets (the hyperparameter experiment's five).
 MAIN_DATASETS = ("adult", "life_expectancy", "ibm", "bank32nh", "spambase")
 
-#: Artifact → experiments to read it from, first found wins. ``quick`` holds a
-#: reduced version of every experiment, so it is the fallback everywhere; ``demo``
-#: (``make demo``: the embedded data only) can stand in for the main comparison.
-DEFAULT_SOURCES = {
-    "main_comparison": ("main", "quick", "demo"),
-    "main_comparison_all": ("main", "quick", "demo"),
-    "main_comparison_strict": ("main_strict",),
-    "claims": ("main", "quick", "demo"),
-    "claims_strict": ("main_strict",),
-    "solver": ("solver", "quick"),
-    "components": ("components", "quick"),
-    "hyperparameters": ("hyperparameters", "quick"),
-    "regression": ("regression", "quick"),
-    "measurements": ("measurements", "main", "quick", "demo"),
-    "runtime": ("runtime", "quick", "demo"),
-    "published_measurements": ("measurements", "main", "quick", "demo"),
-    "published_measurements_strict": ("main_strict",),
-    "published_runtime": ("runtime",),
-    "published_best": ("hyperparameters",),
-}
+#: Source → experiments to read it from, first found wins (the entries of the table of artifacts,
+#: :data:`.artifacts.ARTIFACTS`). ``quick`` holds a reduced version of every experiment, so it is
+#: the fallback nearly everywhere; ``demo`` (``make demo``: the embedded data only) can stand in
+#: for the main comparison.
+DEFAULT_SOURCES = default_sources()
 
 SPREADS = ("minmax", "sd", "sem", "none")
 
@@ -51,7 +37,7 @@ class FiguresConfig:
     hyperparameter_datasets : tuple of str or None
         Data sets of the (α, β) figure and tables; ``None`` = all present.
     hyperparameter_reference : str
-        Variant drawn as reference in the (α, β) figure.
+        Method drawn, with its default parameters, as reference in the (α, β) figure.
     preprocessing : str
         Preprocessing to show when a results table holds several.
     spread : {"minmax", "sd", "sem", "none"}
@@ -65,7 +51,8 @@ class FiguresConfig:
         Figure width in inches at print size (7.0: full text width of a two-column
         paper; 3.3: one column, panels then wrap to fit about an inch each).
     sources : dict
-        Artifact → experiments to read it from (first present wins).
+        Source of artifacts (an entry's ``source``) → experiments to read it from (first
+        present wins); a source left out reads its entry's defaults.
     """
 
     main_datasets: tuple[str, ...] = MAIN_DATASETS
@@ -91,6 +78,6 @@ class FiguresConfig:
             raise ValueError(f"max_columns must be >= 1, got {self.max_columns}")
         if not self.main_datasets:
             raise ValueError("main_datasets must name at least one data set")
-        unknown = set(self.sources) - set(DEFAULT_SOURCES)
+        unknown = set(self.sources) - set(default_sources())
         if unknown:
             raise ValueError(f"unknown artifacts in sources: {sorted(unknown)}")

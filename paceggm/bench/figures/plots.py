@@ -127,7 +127,8 @@ def metric_grid(df: pd.DataFrame, *, datasets: list[str], variants: list[str], m
     """
     if not datasets or not metrics or not rhos:
         raise ValueError("metric_grid needs at least one data set, one metric and one rho")
-    styles = styles or {v: style.variant_style(v, compared=compared) for v in variants}
+    looks = styles or style.variant_styles(df, compared=compared)
+    styles = {v: style.look(v, looks) for v in variants}
     variants = sorted(variants, key=lambda v: (styles[v].order, v))
     # about an inch per panel at least; balanced blocks: 14 data sets at 7 columns → 7 + 7
     max_columns = max(1, min(max_columns, int(width // 1.0)))
@@ -167,44 +168,16 @@ def metric_grid(df: pd.DataFrame, *, datasets: list[str], variants: list[str], m
                         has_data = True
                         smallest = min(smallest, np.nanmin(sub["mean"]))
                         drawn.add(v)
-                        st = styles[v]
-                        x = grid.to_numpy()
-                        if errorbars:
-                            # side by side at each ρ (a twentieth of a decade apart), so bars do not hide each other
-                            k = variants.index(v) - (len(variants) - 1) / 2
-                            ax.errorbar(x * 10 ** (0.05 * k), sub["mean"], yerr=sub["sem"].fillna(0.0),
-                                        color=st.color, marker=st.marker, linestyle=st.linestyle, capsize=1.8,
-                                        elinewidth=0.8, markersize=2.6, markerfacecolor="white", zorder=3)
-                        else:
-                            ax.plot(x, sub["mean"], color=st.color, marker=st.marker,
-                                    linestyle=st.linestyle, markerfacecolor="white", zorder=3)
-                            band = _band(sub, spread)
-                            if band is not None:
-                                lo, hi = band
-                                # a band below zero cannot show on a log axis; clip it to the mean's scale
-                                lo = np.where(lo > 0, lo, sub["mean"] / 10)
-                                ax.fill_between(x, lo, hi, color=st.color, alpha=0.15, linewidth=0,
-                                                zorder=2)
+                        # side by side at each ρ when drawn as error bars, so bars do not hide each other
+                        offset = variants.index(v) - (len(variants) - 1) / 2 if errorbars else None
+                        _draw_variant(ax, grid.to_numpy(), sub, styles[v], spread, offset)
                     for label, value in ((references or {}).get(ds) or {}).items():
                         if metric == "mse" and np.isfinite(value) and value > 0:
                             ax.axhline(value, zorder=1, **REFERENCE_STYLES.get(label, {"color": "0.5", "lw": 0.8}))
                             drawn_refs.add(label)
                     ax.set_xscale("log")
                     _decade_xticks(ax, grid.to_numpy(), step=2 if width / ncols >= 1.2 else 3)
-                    if has_data and smallest > 0 and errorbars:
-                        ax.set_yscale("log")
-                        _fitted_ylim(ax)
-                    elif has_data and smallest > 0:
-                        ax.set_yscale("log")
-                        _decade_ylim(ax)
-                    elif has_data:
-                        # a zero (e.g. no solver call when nothing off-diagonal was measured)
-                        # would vanish on a log axis: keep it visible on a symmetric-log one
-                        ax.set_yscale("symlog", linthresh=_linthresh(stats[metric], ds))
-                    else:
-                        ax.text(0.5, 0.5, "no data", transform=ax.transAxes, ha="center",
-                                va="center", color="0.4")
-                        ax.set_yticks([])
+                    _y_axis(ax, has_data, smallest, errorbars, stats[metric], ds)
                     ax.grid(True, which="major")
                     if r == 0:
                         d = dims.get(ds)
@@ -213,19 +186,56 @@ def metric_grid(df: pd.DataFrame, *, datasets: list[str], variants: list[str], m
                         ax.set_ylabel(style.metric_label(metric))
                     if r == len(metrics) - 1:
                         ax.set_xlabel(RHO_LABEL)
-        handles = [Line2D([], [], color=styles[v].color, marker=styles[v].marker,
-                          linestyle=styles[v].linestyle, markerfacecolor="white",
-                          label=styles[v].label)
-                   for v in variants if v in drawn]
-        handles += [Line2D([], [], label=label, **REFERENCE_STYLES.get(label, {"color": "0.5", "lw": 0.8}))
-                    for label in REFERENCE_STYLES if label in drawn_refs]
-        if handles:
-            # A legend column needs room for its longest label (≈0.055 in per
-            # character at the legend's font size, plus the handle), or it is cut.
-            col_width = 0.45 + 0.055 * max(len(h.get_label()) for h in handles)
-            fig.legend(handles=handles, loc="outside upper center",
-                       ncols=min(len(handles), max(1, int(width // col_width))), frameon=False)
+        _legend(fig, [styles[v] for v in variants if v in drawn],
+                [label for label in REFERENCE_STYLES if label in drawn_refs], width)
     return fig
+
+
+def _draw_variant(ax, x, sub, st: style.MethodStyle, spread: str, offset: float | None) -> None:
+    """One variant's means on one panel: a line with its band, or (``offset`` given) error bars."""
+    if offset is not None:
+        # a twentieth of a decade apart per position
+        ax.errorbar(x * 10 ** (0.05 * offset), sub["mean"], yerr=sub["sem"].fillna(0.0),
+                    color=st.color, marker=st.marker, linestyle=st.linestyle, capsize=1.8,
+                    elinewidth=0.8, markersize=2.6, markerfacecolor="white", zorder=3)
+        return
+    ax.plot(x, sub["mean"], color=st.color, marker=st.marker,
+            linestyle=st.linestyle, markerfacecolor="white", zorder=3)
+    band = _band(sub, spread)
+    if band is not None:
+        lo, hi = band
+        # a band below zero cannot show on a log axis; clip it to the mean's scale
+        lo = np.where(lo > 0, lo, sub["mean"] / 10)
+        ax.fill_between(x, lo, hi, color=st.color, alpha=0.15, linewidth=0, zorder=2)
+
+
+def _y_axis(ax, has_data: bool, smallest: float, errorbars: bool, stats: pd.DataFrame, dataset: str) -> None:
+    if has_data and smallest > 0 and errorbars:
+        ax.set_yscale("log")
+        _fitted_ylim(ax)
+    elif has_data and smallest > 0:
+        ax.set_yscale("log")
+        _decade_ylim(ax)
+    elif has_data:
+        # a zero (e.g. no solver call when nothing off-diagonal was measured)
+        # would vanish on a log axis: keep it visible on a symmetric-log one
+        ax.set_yscale("symlog", linthresh=_linthresh(stats, dataset))
+    else:
+        ax.text(0.5, 0.5, "no data", transform=ax.transAxes, ha="center", va="center", color="0.4")
+        ax.set_yticks([])
+
+
+def _legend(fig, looks: list[style.MethodStyle], references: list[str], width: float) -> None:
+    handles = [Line2D([], [], color=st.color, marker=st.marker, linestyle=st.linestyle,
+                      markerfacecolor="white", label=st.label) for st in looks]
+    handles += [Line2D([], [], label=label, **REFERENCE_STYLES.get(label, {"color": "0.5", "lw": 0.8}))
+                for label in references]
+    if handles:
+        # A legend column needs room for its longest label (≈0.055 in per
+        # character at the legend's font size, plus the handle), or it is cut.
+        col_width = 0.45 + 0.055 * max(len(h.get_label()) for h in handles)
+        fig.legend(handles=handles, loc="outside upper center",
+                   ncols=min(len(handles), max(1, int(width // col_width))), frameon=False)
 
 
 def save(fig: Figure, out_dir: Path, name: str, formats) -> list[Path]:

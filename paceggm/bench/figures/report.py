@@ -33,7 +33,7 @@ def _problems_md(art: Artifact) -> list[str]:
         groups.setdefault((p.kind, p.dataset, p.variant, p.detail), []).append(p.rho)
     for (kind, ds, variant, detail), rhos in sorted(groups.items(), key=lambda kv: (kv[0], min(kv[1]))):
         rho_text = ", ".join(f"{r:g}" for r in sorted(rhos))
-        lines.append(f"| {ds} | {style.variant_style(variant).label} | {rho_text} "
+        lines.append(f"| {ds} | {art.labels.get(variant, style.method_style(variant).label)} | {rho_text} "
                      f"| {kind} | {detail.replace('|', chr(92) + '|')} |")
     lines += ["", "</details>"]
     return lines

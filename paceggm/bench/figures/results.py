@@ -1,4 +1,4 @@
-"""Reading the harness's results tables: validation, variant labels, and the gaps of a grid.
+"""Reading the harness's results tables: validation, variants, and the gaps of a grid.
 
 The figures stage reads nothing else: ``runs/<experiment>/results.parquet`` with
 the columns of the results contract (:mod:`paceggm.bench.schema`). Summaries
@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from paceggm.bench.cells import bound_policy, variant_label
+from paceggm.bench.cells import bound_policy
 from paceggm.bench.schema import RESULT_COLUMNS, guarantee_holds
-
-from .style import PACEGGM_DEFAULTS, parse_variant
+from paceggm.bench.variants import label as variant_label
+from paceggm.bench.variants import row_params
 
 _NUMERIC = ("n", "d", "rho", "trial", "mahalanobis", "frobenius", "mse",
             "n_measured_diag", "n_measured_offdiag", "n_rounds", "rho_spent", "wall_time", "solve_time")
@@ -36,8 +36,8 @@ def validate_results(df: pd.DataFrame, *, source: str = "results table") -> pd.D
     Raises
     ------
     ResultsError
-        Missing columns, unknown status values, non-numeric metrics, ρ ≤ 0,
-        or malformed variant labels — each named with ``source``.
+        Missing columns, unknown status values, non-numeric metrics or ρ ≤ 0,
+        each named with ``source``.
     """
     if not isinstance(df, pd.DataFrame):
         raise ResultsError(f"{source}: expected a pandas DataFrame, got {type(df).__name__}")
@@ -56,11 +56,6 @@ def validate_results(df: pd.DataFrame, *, source: str = "results table") -> pd.D
         raise ResultsError(f"{source}: unknown status values {bad_status}; expected {STATUSES}")
     if len(out) and not (out["rho"] > 0).all():
         raise ResultsError(f"{source}: rho must be > 0 in every row")
-    for v in out["variant"].unique():
-        try:
-            parse_variant(v)
-        except ValueError as exc:
-            raise ResultsError(f"{source}: {exc}") from exc
     for col in ("experiment", "dataset", "method", "variant", "preprocessing", "error"):
         out[col] = out[col].fillna("").astype(str)
     # One row per cell and trial: the same cell can be listed twice when a
@@ -95,53 +90,26 @@ def _with_guarantee_columns(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def canonical_variants(df: pd.DataFrame) -> pd.DataFrame:
-    """Relabel PACE-GGM variants by what they compute, keeping the harness's label.
+    """Label every variant by what it computes, keeping the harness's label in ``variant_raw``.
 
     The harness labels a variant by its recipe entry and grid, so the same
-    computation is ``paceggm`` in ``main``, ``paceggm[solver=ipm]`` in
-    ``solver`` and ``paceggm[alpha=0.3,beta=0.5]`` in ``hyperparameters``,
-    and an entry such as ``paceggm_nocc`` says nothing the figures can parse.
-    For ``method == "paceggm"`` the label is rebuilt from the ``p_solver``,
-    ``p_use_components``, ``p_alpha`` and ``p_beta`` columns, naming only values that
-    differ from the estimator's defaults (plus any other grid parameter of the
-    original label). If two original labels would merge into one while being
-    different computations of the same (data set, ρ, trial), both keep their
-    original label. The original is kept in ``variant_raw``.
+    computation is ``paceggm`` in ``main``, ``paceggm[alpha=0.3,beta=0.5]`` in
+    ``hyperparameters`` and ``paceggm_nocc`` in ``quick`` for components off. The
+    label is rebuilt from the method and the ``p_*`` columns
+    (:func:`paceggm.bench.variants.label`: the parameters that differ from the
+    method's defaults). If two original labels would merge into one while being
+    different computations of the same (data set, ρ, trial) — a difference the
+    columns cannot show — both keep their original label.
     """
     out = df.copy()
     out["variant_raw"] = out["variant"]
-    pace = out["method"] == "paceggm"
-    if not pace.any():
+    if not len(out):
         return out
-    canon = out.loc[pace].apply(_canonical_paceggm, axis=1)
-    out.loc[pace, "variant"] = canon
-    # merging two labels is only right when they are the same computation
-    sub = out.loc[pace]
-    for _, g in sub.groupby("variant"):
+    out["variant"] = [variant_label(m, p) for m, p in zip(out["method"], row_params(out))]
+    for _, g in out.groupby("variant"):
         if g["variant_raw"].nunique() > 1 and g.duplicated(["dataset", "preprocessing", "rho", "trial"]).any():
             out.loc[g.index, "variant"] = g["variant_raw"]
     return out
-
-
-def _canonical_paceggm(row) -> str:
-    _, parsed = parse_variant(row["variant"])
-    params = {k: v for k, v in parsed.items() if k not in PACEGGM_DEFAULTS}
-    solver = row.get("p_solver")
-    solver = str(solver) if isinstance(solver, str) and solver else PACEGGM_DEFAULTS["solver"]
-    if solver != PACEGGM_DEFAULTS["solver"]:
-        params["solver"] = solver
-    uc = row.get("p_use_components")
-    if uc is not None and not pd.isna(uc) and bool(uc) != PACEGGM_DEFAULTS["use_components"]:
-        params["use_components"] = bool(uc)
-    a, b = (_finite(row.get(f"p_{k}"), PACEGGM_DEFAULTS[k]) for k in ("alpha", "beta"))
-    # the pair is named together: the figures show it as one point of the (α, β) grid
-    if (a, b) != (PACEGGM_DEFAULTS["alpha"], PACEGGM_DEFAULTS["beta"]):
-        params["alpha"], params["beta"] = a, b
-    return variant_label(row["method"], params)
-
-
-def _finite(value, default: float) -> float:
-    return float(value) if value is not None and np.isfinite(value) else default
 
 
 def load_results(runs: str | Path) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
@@ -176,19 +144,18 @@ def load_results(runs: str | Path) -> tuple[dict[str, pd.DataFrame], dict[str, s
 
 def select_variants(df: pd.DataFrame, *, methods=None, params: set[str] = frozenset(),
                     plain: bool = True) -> pd.DataFrame:
-    """Rows whose variant is the given methods with non-default parameters ⊆ ``params``.
+    """Rows of the given methods whose parameters differ from the defaults only in ``params``.
 
-    ``plain=False`` drops the default variant (no parameters).
+    Read from the ``method`` and ``p_*`` columns (:func:`paceggm.bench.variants.row_params`).
+    ``plain=False`` drops the rows run with the method's defaults.
     """
-    def keep(variant: str) -> bool:
-        method, p = parse_variant(variant)
-        if methods is not None and method not in methods:
-            return False
-        if not p:
-            return plain
-        return set(p) <= set(params)
-    mask = df["variant"].map(keep) if len(df) else pd.Series(dtype=bool)
-    return df[mask.astype(bool)] if len(df) else df
+    if not len(df):
+        return df
+    varied = row_params(df)
+    keep = varied.map(lambda p: set(p) <= set(params) if p else plain).astype(bool)
+    if methods is not None:
+        keep &= df["method"].isin(list(methods))
+    return df[keep]
 
 
 def pick_preprocessing(df: pd.DataFrame, preferred: str) -> tuple[pd.DataFrame, str, list[str]]:

@@ -10,47 +10,37 @@ derived from its key, so nothing breaks before it is registered.
 Figures must read in grayscale: each method differs from the others by marker
 and line style as well as by colour (Okabe–Ito colour-blind-safe palette).
 
-A *variant* is the harness's label ``method`` or ``method[key=value,...]`` (the
-method's non-default parameters); :func:`parse_variant` splits it.
+A *variant* is a method with the parameters that set it apart from the
+method's defaults (:mod:`paceggm.bench.variants`, read from the ``p_*``
+columns); its looks are keyed by those parameters, never by its label.
 """
 
 from __future__ import annotations
 
-import inspect
-import re
 import textwrap
 import zlib
 from dataclasses import replace
 
 import matplotlib as mpl
+import pandas as pd
 
-from paceggm import PACEGGM
-from paceggm.bench.methods import METHODS, PALETTE, MethodStyle
+from paceggm.bench.cells import variant_label
+from paceggm.bench.methods import METHODS, PALETTE, MethodStyle, method_defaults
+from paceggm.bench.variants import variants_of
 
 #: Figure widths (inches) of a two-column paper.
 COLUMN_WIDTH = 3.3
 FULL_WIDTH = 7.0
 
-#: The harness's defaults for PACE-GGM: a variant names only what differs from them, and
-#: the figures mark the (α, β) pair and solver the recipes run with by default. They are the
-#: registered method's parameters (the recipes pin the solver; the library's own default may
-#: differ), falling back to the estimator's signature for a parameter the recipes leave at None.
-PACEGGM_DEFAULTS = {
-    k: (METHODS["paceggm"].params.get(k) if METHODS["paceggm"].params.get(k) is not None else p.default)
-    for k, p in inspect.signature(PACEGGM).parameters.items()
-    if k in ("solver", "use_components", "alpha", "beta")
-}
-
-#: Variants compared in the solver / components experiments, with their own look.
+#: PACE-GGM's variants compared in the solver / components experiments, with their own look,
+#: keyed by the one parameter each varies.
 SOLVER_LABELS = {"ipm": "IPM", "pgd0": "PGD init 0", "pgd1": "PGD init 1", "newton": "Newton"}
-VARIANTS: dict[str, MethodStyle] = {
-    "paceggm[solver=ipm]": MethodStyle("PACE-GGM (IPM)", PALETTE["orange"], "D", "-.", 2),
-    "paceggm[solver=pgd0]": MethodStyle("PACE-GGM (PGD init 0)", PALETTE["purple"], "v", "--", 3),
-    "paceggm[solver=pgd1]": MethodStyle("PACE-GGM (PGD init 1)", PALETTE["sky"], "^", ":", 4),
-    "paceggm[solver=newton]": MethodStyle("PACE-GGM (Newton)", PALETTE["green"], "s", (0, (5, 1)), 5),
-    "paceggm[use_components=False]": MethodStyle(
-        "PACE-GGM (components off)", PALETTE["black"], "x", "--", 6
-    ),
+VARIANTS: dict[tuple[str, object], MethodStyle] = {
+    ("solver", "ipm"): MethodStyle("PACE-GGM (IPM)", PALETTE["orange"], "D", "-.", 2),
+    ("solver", "pgd0"): MethodStyle("PACE-GGM (PGD init 0)", PALETTE["purple"], "v", "--", 3),
+    ("solver", "pgd1"): MethodStyle("PACE-GGM (PGD init 1)", PALETTE["sky"], "^", ":", 4),
+    ("solver", "newton"): MethodStyle("PACE-GGM (Newton)", PALETTE["green"], "s", (0, (5, 1)), 5),
+    ("use_components", False): MethodStyle("PACE-GGM (components off)", PALETTE["black"], "x", "--", 6),
 }
 
 _PARAM_LABELS = {
@@ -72,42 +62,6 @@ METRIC_LABELS = {
 _FALLBACK_COLORS = ["#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDCC77", "#882255", "#AA4499"]
 _FALLBACK_MARKERS = ["h", "*", "p", "d", "8", "H", ">", "X"]
 _FALLBACK_LINES = ["-", "--", "-.", ":", (0, (5, 2)), (0, (1, 2)), (0, (3, 2, 1, 2)), (0, (6, 1))]
-
-_VARIANT_RE = re.compile(r"^(?P<method>[^\[\]]+?)(?:\[(?P<params>[^\[\]]*)\])?$")
-
-
-def _parse_value(text: str):
-    low = text.strip().lower()
-    if low in ("true", "false"):
-        return low == "true"
-    try:
-        return int(text) if re.fullmatch(r"[+-]?\d+", text.strip()) else float(text)
-    except ValueError:
-        return text.strip()
-
-
-def parse_variant(variant: str) -> tuple[str, dict]:
-    """Split ``"method[k=v,...]"`` into ``(method, {k: v})`` with typed values.
-
-    >>> parse_variant("paceggm[alpha=0.1,beta=0.5]")
-    ('paceggm', {'alpha': 0.1, 'beta': 0.5})
-    >>> parse_variant("ssp")
-    ('ssp', {})
-    """
-    if not isinstance(variant, str) or not variant:
-        raise ValueError(f"variant must be a non-empty string, got {variant!r}")
-    m = _VARIANT_RE.match(variant.strip())
-    if m is None:
-        raise ValueError(f"malformed variant label {variant!r}; expected 'method' or 'method[k=v,...]'")
-    params: dict = {}
-    if m.group("params"):
-        for item in m.group("params").split(","):
-            if "=" not in item:
-                raise ValueError(f"malformed parameter {item!r} in variant {variant!r}")
-            key, value = item.split("=", 1)
-            params[key.strip()] = _parse_value(value)
-    return m.group("method").strip(), params
-
 
 def _fallback(key: str, order: int) -> MethodStyle:
     # crc32, not hash(): stable across processes, so a new method keeps its look.
@@ -133,33 +87,42 @@ def _params_text(params: dict) -> str:
     return ", ".join(_PARAM_LABELS.get(k, lambda v, k=k: f"{k}={v}")(v) for k, v in params.items())
 
 
-def variant_style(variant: str, *, compared: tuple[str, ...] = ()) -> MethodStyle:
-    """Style of a variant label.
+def variant_style(method: str, params: dict | None = None, *, compared: tuple[str, ...] = ()) -> MethodStyle:
+    """Style of ``method`` run with the parameters ``params`` it varies from its defaults.
 
     Parameters
     ----------
-    variant : str
-        The harness's ``variant`` column.
+    method : str
+        The results table's ``method``.
+    params : dict
+        The parameters the variant varies (:func:`paceggm.bench.variants.varied`).
     compared : tuple of str
         Parameters the figure compares (e.g. ``("solver",)``); the default
-        variant's label then names the default value ("PACE-GGM (IPM)").
+        variant's label then names the default value ("PACE-GGM (Newton)").
     """
-    method, params = parse_variant(variant)
+    params = dict(params or {})
     base = method_style(method)
-    if variant in VARIANTS:
-        return VARIANTS[variant]
-    if set(params) <= {"alpha", "beta"} and method.startswith("paceggm") and params:
-        a, b = params.get("alpha", 0.3), params.get("beta", 0.5)
+    if method == "paceggm" and len(params) == 1 and next(iter(params.items())) in VARIANTS:
+        return VARIANTS[next(iter(params.items()))]
+    defaults = method_defaults(method)
+    if params and set(params) <= {"alpha", "beta"} and method.startswith("paceggm"):
+        a, b = params.get("alpha", defaults.get("alpha")), params.get("beta", defaults.get("beta"))
         return replace(hyperparameter_style(a, b), label=f"{base.label} ({_params_text(params)})")
     if not params:
-        defaults = [_PARAM_LABELS[c](PACEGGM_DEFAULTS[c]) for c in compared
-                    if c in PACEGGM_DEFAULTS and c in _PARAM_LABELS]
-        if defaults and method == "paceggm":
-            return replace(base, label=f"{base.label} ({', '.join(defaults)})")
-        return base
-    fb = _fallback(variant, base.order + 500)
+        named = [_PARAM_LABELS[c](defaults[c]) for c in compared if c in defaults and c in _PARAM_LABELS]
+        return replace(base, label=f"{base.label} ({', '.join(named)})") if named else base
+    fb = _fallback(variant_label(method, params), base.order + 500)
     return replace(fb, label=f"{base.label} ({_params_text(params)})")
 
+
+def variant_styles(rows: pd.DataFrame, *, compared: tuple[str, ...] = ()) -> dict[str, MethodStyle]:
+    """Every ``variant`` of ``rows`` → its style, from its method and the parameters it varies."""
+    return {v: variant_style(m, p, compared=compared) for v, (m, p) in variants_of(rows).items()}
+
+
+def look(variant: str, looks: dict[str, MethodStyle]) -> MethodStyle:
+    """``variant``'s style among ``looks``; a label without rows is a plain method's."""
+    return looks[variant] if variant in looks else method_style(variant)
 
 
 #: α values → colour (light to dark), β values → marker and line style.
@@ -176,14 +139,16 @@ def hyperparameter_style(alpha: float, beta: float) -> MethodStyle:
         color = mpl.colors.to_hex(color)
     marker, line = _BETA_LOOK.get(round(float(beta), 6), ("d", "-."))
     order = 100 + int(round(float(alpha) * 100)) * 1000 + int(round(float(beta) * 100))
-    default = (float(alpha), float(beta)) == (PACEGGM_DEFAULTS["alpha"], PACEGGM_DEFAULTS["beta"])
+    defaults = method_defaults("paceggm")
+    default = (float(alpha), float(beta)) == (defaults["alpha"], defaults["beta"])
     label = f"α={alpha:g}, β={beta:g}" + (" (default)" if default else "")
     return MethodStyle(label, color, marker, line, order)
 
 
-def variant_order(variants, *, compared: tuple[str, ...] = ()) -> list[str]:
-    """Variants sorted into legend order (method order, then label)."""
-    return sorted(set(variants), key=lambda v: (variant_style(v, compared=compared).order, v))
+def variant_order(variants, looks: dict[str, MethodStyle] | None = None) -> list[str]:
+    """Variants sorted into legend order (their style's order, then label)."""
+    looks = looks or {}
+    return sorted(set(variants), key=lambda v: (look(v, looks).order, v))
 
 
 def metric_label(metric: str) -> str:

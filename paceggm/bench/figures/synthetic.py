@@ -10,28 +10,28 @@ exercised on gaps. Everything is drawn from a seed derived from the cell.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import itertools
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from omegaconf import OmegaConf
 
-from paceggm.bench.data.registry import conf_dir, get_config, paper_datasets
+from paceggm.bench.cells import variant_label
+from paceggm.bench.config import compose_config, to_plain
+from paceggm.bench.data.registry import get_config
+from paceggm.bench.methods import method_defaults
 from paceggm.bench.schema import STORED_COLUMNS, with_param_columns
 from paceggm.bench.seeds import canonical_json
-
-from .style import PACEGGM_DEFAULTS
+from paceggm.bench.variants import varied
 
 #: Data sets whose every cell fails (as an OpenML-only data set does without network).
 UNAVAILABLE = ("madeline",)
-PAPER = tuple(paper_datasets())
-RHOS = tuple(OmegaConf.load(conf_dir() / "config.yaml").rho)
-
-
-def _recipe(name: str):
-    """Recipe ``conf/experiment/<name>.yaml``: the one statement of its data sets and grid."""
-    return OmegaConf.load(conf_dir() / "experiment" / f"{name}.yaml")
+#: The recipes a synthetic table can imitate (``conf/experiment/<name>.yaml``).
+RECIPES = ("main", "main_strict", "measurements", "runtime", "solver", "components", "hyperparameters",
+           "regression", "quick")
 
 
 def _shape(name: str) -> tuple[int, int]:
@@ -42,42 +42,34 @@ def _shape(name: str) -> tuple[int, int]:
     return int(published.n), int(published.d)
 
 
-FIVE = tuple(_recipe("hyperparameters").datasets)
-SOLVER_FIVE = tuple(_recipe("solver").datasets)
-REGRESSION = tuple(_recipe("regression").datasets)
-GRID = tuple(_recipe("hyperparameters").method.paceggm.grid.alpha)
-SOLVERS = tuple(_recipe("solver").method.paceggm.grid.solver)
+@dataclass(frozen=True)
+class Recipe:
+    """What a recipe runs, read from its composed config: the one statement of its grid."""
+
+    parts: tuple  # ((data sets or None for the recipe's, ((label, method, params), ...)), ...)
+    datasets: tuple
+    rhos: tuple
+    trials: int
+    preprocessing: str
 
 
-def _v(label, method=None, **params):
-    """(variant label as the harness writes it, method key, parameters)."""
-    return (label, method or label, params)
-
-
-# Labels follow the harness: recipe entry + grid parameters (so the default PACE-GGM
-# is "paceggm" in main, "paceggm[solver=ipm]" in solver, ...).
-RECIPES = {
-    "main": (PAPER, (_v("paceggm"), _v("ssp"), _v("adaptivecov"), _v("diagonal")), 10),
-    "main_strict": (PAPER, (_v("paceggm"), _v("ssp"), _v("adaptivecov"), _v("diagonal")), 10),
-    "measurements": (PAPER, (_v("paceggm"),), 10),
-    "runtime": (PAPER, tuple(_v(f"paceggm[solver={s}]", "paceggm", solver=s) for s in ("newton", "ipm")), 10),
-    "solver": (SOLVER_FIVE, tuple(_v(f"paceggm[solver={s}]", "paceggm", solver=s) for s in SOLVERS), 10),
-    "components": (SOLVER_FIVE, tuple(_v(f"paceggm[solver={s},use_components={u}]", "paceggm", solver=s,
-                                         use_components=u) for s in ("newton", "ipm") for u in (True, False)), 10),
-    "hyperparameters": (FIVE, tuple(_v(f"paceggm[alpha={a:g},beta={b:g}]", "paceggm", alpha=a, beta=b)
-                                    for a in GRID for b in GRID) + (_v("ssp"),), 5),
-    "regression": (REGRESSION, (_v("adassp"), _v("paceggm_regression")), 10),
-}
-#: Recipes whose preprocessing is fixed by the recipe itself.
-RECIPE_PREPROCESSING = {"main_strict": "strict"}
-#: The harness's ``quick`` recipe: every method and every varied parameter, small grid.
-QUICK = (("breast_cancer_sklearn", "adult"),
-         tuple(_v(f"paceggm[solver={s}]", "paceggm", solver=s) for s in SOLVERS)
-         + (_v("paceggm_nocc", "paceggm", use_components=False),
-            _v("paceggm_ab", "paceggm", alpha=0.1, beta=0.3))
-         + tuple(_v(m) for m in ("ssp", "ssp_projected", "ssp_tight", "diagonal", "gausscov",
-                                 "separatecov", "adaptivecov")),
-         ("pol",), (_v("adassp"), _v("paceggm_regression")))
+@functools.cache
+def recipe(name: str) -> Recipe:
+    """The variants of ``conf/experiment/<name>.yaml`` as the harness expands them: the entry's
+    label over its grid, its method, and the parameters it sets apart from the method's defaults."""
+    cfg = to_plain(compose_config([f"experiment={name}"]))
+    parts: dict = {}
+    for entry, node in cfg["method"].items():
+        method = node.get("key") or entry
+        fixed = varied(method, node.get("params") or {})
+        grid = node.get("grid") or {}
+        for combo in itertools.product(*grid.values()):
+            combo = dict(zip(grid, combo))
+            own = tuple(node["datasets"]) if node.get("datasets") else None
+            parts.setdefault(own, []).append((variant_label(entry, combo), method, {**fixed, **combo}))
+    trials = cfg["trials"]
+    return Recipe(tuple((k, tuple(v)) for k, v in parts.items()), tuple(cfg["datasets"]), tuple(cfg["rho"]),
+                  len(trials) if isinstance(trials, list) else int(trials), cfg["preprocessing"])
 
 
 def _key(*parts) -> str:
@@ -92,9 +84,10 @@ def _row(experiment, dataset, preprocessing, spec, rho, trial, fail_rate) -> dic
     rng = np.random.default_rng(seed)
     noise = float(np.exp(rng.normal(0.0, 0.15)))
     is_pace = method.startswith("paceggm")
-    alpha = float(params.get("alpha", 0.3)) if is_pace else np.nan
-    beta = float(params.get("beta", 0.5)) if is_pace else np.nan
-    solver = str(params.get("solver", PACEGGM_DEFAULTS["solver"])) if is_pace else ""
+    params = {**method_defaults("paceggm"), **params} if is_pace else params  # what the harness would record
+    alpha = float(params["alpha"]) if is_pace else np.nan
+    beta = float(params["beta"]) if is_pace else np.nan
+    solver = str(params["solver"]) if is_pace else ""
     use_comp = bool(params.get("use_components", True))
     ssp_frob = d * d / (n * np.sqrt(rho))
     floor = 0.05 + 0.3 * (d / 102)  # off-diagonal mass the diagonal baseline never sees
@@ -148,17 +141,20 @@ def _row(experiment, dataset, preprocessing, spec, rho, trial, fail_rate) -> dic
 
 
 def synthetic_results(experiment: str = "main", *, preprocessing: str = "paper",
-                      datasets=None, rhos=RHOS, trials: int | None = None,
+                      datasets=None, rhos=None, trials: int | None = None,
                       fail_rate: float = 0.03, missing_rate: float = 0.03,
                       seed: int = 0) -> pd.DataFrame:
-    """A results table for ``experiment`` (or ``"quick"``: a reduced version of all).
+    """A results table for ``experiment``, one of :data:`RECIPES`, with its recipe's grid.
 
     Parameters
     ----------
     experiment : str
-        A key of :data:`RECIPES` or ``"quick"``.
+        A recipe of ``conf/experiment/`` (:data:`RECIPES`).
+    preprocessing : str
+        Used where the recipe leaves the base config's ``paper`` (``main_strict`` is strict).
     datasets, rhos, trials
-        Override the recipe's grid.
+        Override the recipe's grid; of ``datasets``, the recipe's data sets that were asked
+        for are kept, or its first few when none overlap (regression uses other data sets).
     fail_rate : float
         Probability that a trial fails (status "failed", error with traceback).
     missing_rate : float
@@ -166,27 +162,17 @@ def synthetic_results(experiment: str = "main", *, preprocessing: str = "paper",
     seed : int
         Seed of which cells go missing; values derive from the cell alone.
     """
-    if experiment == "quick":
-        cov_sets, cov_vars, reg_sets, reg_vars = QUICK
-        if datasets is not None:
-            cov_sets = tuple(datasets)
-        quick_rhos = rhos if rhos is not RHOS else (1e-2, 1.0)
-        parts = [_table("quick", cov_sets, cov_vars, quick_rhos, trials or 2, preprocessing,
-                        fail_rate, missing_rate, seed),
-                 _table("quick", reg_sets, reg_vars, quick_rhos, trials or 2, preprocessing,
-                        fail_rate, missing_rate, seed + 1)]
-        return pd.concat(parts, ignore_index=True)
     if experiment not in RECIPES:
-        raise ValueError(f"unknown experiment {experiment!r}; expected one of {sorted(RECIPES)} or 'quick'")
-    rec_sets, variants, rec_trials = RECIPES[experiment]
-    preprocessing = RECIPE_PREPROCESSING.get(experiment, preprocessing)
+        raise ValueError(f"unknown experiment {experiment!r}; expected one of {list(RECIPES)}")
+    rec = recipe(experiment)
+    preprocessing = preprocessing if rec.preprocessing == "paper" else rec.preprocessing
+    rec_sets = rec.datasets
     if datasets is not None:
-        # A reduced run keeps the recipe's data sets that were asked for, or the
-        # first few when none overlap (regression uses other data sets).
         rec_sets = tuple(ds for ds in rec_sets if ds in datasets) or rec_sets[: len(datasets)]
-    trials = rec_trials if trials is None else trials
-    return _table(experiment, rec_sets, variants, rhos, trials, preprocessing, fail_rate,
-                  missing_rate, seed)
+    parts = [_table(experiment, own or rec_sets, variants, rhos or rec.rhos, trials or rec.trials,
+                    preprocessing, fail_rate, missing_rate, seed + i)
+             for i, (own, variants) in enumerate(rec.parts)]
+    return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
 
 
 def _table(experiment, datasets, variants, rhos, trials, preprocessing, fail_rate, missing_rate,
@@ -206,7 +192,7 @@ def _table(experiment, datasets, variants, rhos, trials, preprocessing, fail_rat
     return with_param_columns(df)
 
 
-def write_synthetic_store(runs: str | Path, experiments=tuple(RECIPES), **kwargs) -> dict[str, Path]:
+def write_synthetic_store(runs: str | Path, experiments=RECIPES[:-1], **kwargs) -> dict[str, Path]:
     """Write ``runs/<experiment>/results.parquet`` for each experiment; return the paths."""
     runs = Path(runs)
     paths = {}

@@ -81,13 +81,14 @@ def runtime_table(df: pd.DataFrame, metric: str = "wall_time") -> Table:
     """Mean time per trial ± standard error, per data set (and variant) and ρ."""
     s = trial_stats(df, metric, by=("dataset", "variant", "rho"))
     order = datasets_by_d(df)
-    variants = style.variant_order(df["variant"].unique())
+    looks = style.variant_styles(df)
+    variants = style.variant_order(df["variant"].unique(), looks)
     rhos = sorted(df["rho"].unique())
     d = dims(df)
     several = len(variants) > 1
     rows = [(ds, v) for ds in order for v in variants
             if ((df["dataset"] == ds) & (df["variant"] == v)).any()]
-    labels = [dataset_row_label(ds, d) + (f", {style.variant_style(v).label}" if several else "")
+    labels = [dataset_row_label(ds, d) + (f", {style.look(v, looks).label}" if several else "")
               for ds, v in rows]
     text = pd.DataFrame(MISSING, index=labels, columns=[rho_label(r) for r in rhos])
     text.index.name = "data set" + (", method" if several else "")
