@@ -450,11 +450,12 @@ def test_summary_never_shows_a_variant_under_the_default_s_name(tmp_path, capsys
     assert _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")[0] == 0
     assert _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}", "method.paceggm.params.solver=pgd0")[0] == 0
     code, out, _ = _run(capsys, "summary", "experiment=demo", f"runs_dir={tmp_path}")
-    assert code == 0 and "paceggm{solver=pgd0}" in out
-    lines = [ln.split() for ln in out.splitlines() if ln.split()[:2] == ["syn1", "paceggm"]]
-    assert len(lines) == 2 and all(ln[3] == "2" for ln in lines)  # two trials each, never four
+    assert code == 0 and "paceggm[solver=pgd0]" in out
+    lines = [ln.split() for ln in out.splitlines() if ln.split()[:1] == ["syn1"] and ln.split()[1].startswith("paceggm")]
+    assert sorted(ln[1] for ln in lines) == ["paceggm", "paceggm", "paceggm[solver=pgd0]", "paceggm[solver=pgd0]"]
+    assert all(ln[3] == "2" for ln in lines)  # two trials each, never four
     code, out, _ = _run(capsys, "summary", *SMALL, f"runs_dir={tmp_path}", "method.paceggm.params.solver=pgd0")
-    assert code == 0 and "paceggm{solver=pgd0}" in out  # alone in its view, still not "paceggm"
+    assert code == 0 and "paceggm[solver=pgd0]" in out  # alone in its view, still not "paceggm"
 
 
 def test_a_large_grid_runs_only_when_confirmed(tmp_path, capsys):

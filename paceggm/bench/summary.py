@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 
-from paceggm.bench.methods import method_defaults
+from paceggm.bench.cells import variant_label
+from paceggm.bench.schema import PARAM_PREFIX
+from paceggm.bench.variants import row_params
 
 KEYS = ["dataset", "variant", "rho"]
 METRICS = ["mahalanobis", "frobenius", "mse", "wall_time"]
@@ -34,53 +34,18 @@ def trial_stats(df: pd.DataFrame, metric: str, by=KEYS) -> pd.DataFrame:
 
 
 def distinct_variants(table: pd.DataFrame) -> pd.DataFrame:
-    """``table`` with each ``variant`` naming the parameters that set its rows apart.
+    """``table`` with each ``variant`` named by its method and the parameters that differ from its defaults.
 
-    A variant label names only the parameters its recipe varies
-    (``paceggm[solver=pgd0]``); a store may also hold the same entry run with
-    other fixed parameters (``method.paceggm.params.solver=ipm``). So that one
-    never stands in for the other, a label gets ``{k=v,…}``: for an entry
-    named after its method (the registry's default entry), the parameters
-    that differ from the method's defaults (its registered params over its
-    class's declared defaults), so ``paceggm`` alone always means the
-    defaults; for any other entry, the parameters whose
-    values differ between rows sharing its label. Tables without ``params``
-    are returned as they are.
+    The name comes from the ``p_*`` columns (:func:`paceggm.bench.variants.label`), not from the
+    recipe's label, so a store holding one entry run with other fixed parameters
+    (``method.paceggm.params.solver=ipm``) never lets it stand in for the defaults: ``paceggm``
+    alone always means the method's defaults. Tables without ``p_*`` columns are returned as they are.
     """
-    if "params" not in table.columns or "method" not in table.columns or table.empty:
+    if table.empty or "method" not in table.columns or not any(c.startswith(PARAM_PREFIX) for c in table.columns):
         return table
-    parsed = table["params"].map(lambda p: json.loads(p) if p else {})
-    labels = table["variant"].copy()
-    for variant, idx in table.groupby("variant").groups.items():
-        rows = parsed.loc[idx]
-        grid = _grid_keys(str(variant))
-        methods = set(table.loc[idx, "method"])
-        if len(methods) == 1 and str(variant).split("[", 1)[0] == next(iter(methods)):
-            # the registry's default entry: name what differs from the method's defaults, row by row
-            defaults = method_defaults(next(iter(methods)))
-            extras = {i: {k: v for k, v in rows[i].items() if k in defaults and v != defaults[k] and k not in grid}
-                      for i in idx}
-        elif len({json.dumps(p, sort_keys=True) for p in rows}) > 1:
-            names = {k for p in rows for k in p} - grid
-            keys = sorted(k for k in names if len({json.dumps(p.get(k)) for p in rows}) > 1)
-            extras = {i: {k: rows[i].get(k) for k in keys} for i in idx}
-        else:
-            continue
-        for i, extra in extras.items():
-            if extra:
-                labels.loc[i] = f"{variant}{{{','.join(f'{k}={_fmt(extra[k])}' for k in sorted(extra))}}}"
-    return table.assign(variant=labels)
-
-
-def _grid_keys(variant: str) -> set[str]:
-    inside = variant.partition("[")[2].rstrip("]")
-    return {part.split("=", 1)[0] for part in inside.split(",") if "=" in part}
-
-
-def _fmt(value) -> str:
-    from paceggm.bench.cells import variant_label
-
-    return variant_label("", {"v": value})[3:-1]
+    out = table.copy()
+    out["variant"] = [variant_label(m, p) for m, p in zip(table["method"], row_params(table))]
+    return out
 
 
 def summarize(table: pd.DataFrame) -> pd.DataFrame:
