@@ -293,3 +293,28 @@ def test_bad_input_raises_clear_error(X, params, err, match):
     kwargs = {"rho": 1.0, **params}
     with pytest.raises(err, match=match):
         pace_ggm(X, **kwargs)
+
+
+def test_the_fit_s_reconstruction_options_reach_the_solver(monkeypatch):
+    """use_components and solver_options are the reconstruction's, not dropped on the way."""
+    import paceggm.estimator as estimator
+
+    X = bounded_gaussian(500, 4, seed=3)
+    # A continuation stopped at mu_min shows in the answer's mu (0.0, the exact limit, by default).
+    assert pace_ggm(X, rho=2.0, solver="newton", random_state=0).mu == 0.0
+    stopped = pace_ggm(X, rho=2.0, solver="newton", solver_options={"mu_min": 1e-3, "exact_limit": False},
+                       random_state=0)
+    assert stopped.mu > 0.0  # left above the limit (mu is reported on the data's scale)
+    built = []
+
+    class Recorder(estimator.IncrementalReconstruction):
+        def __init__(self, *args, **kw):
+            built.append(kw)
+            super().__init__(*args, **kw)
+
+    monkeypatch.setattr(estimator, "IncrementalReconstruction", Recorder)
+    for use_components in (True, False):
+        pace_ggm(X, rho=2.0, solver="newton", use_components=use_components, solver_options={"tol": 1e-10},
+                 random_state=0)
+    assert [(kw["use_components"], kw["solver_options"]) for kw in built] == [(True, {"tol": 1e-10}),
+                                                                              (False, {"tol": 1e-10})]
