@@ -77,11 +77,13 @@ collect: install
 	for e in $(EXPERIMENTS) quick; do if [ -d runs/$$e ]; then $(BENCH) collect experiment=$$e $(BENCH_ARGS); fi; done
 # ---- end of benchmark harness ---------------------------------------------------
 
-# The linter first (configured in pyproject.toml), then the suite; `pytest -m "not slow"` skips the
-# end-to-end sweeps and figure builds when iterating.
+# The linter first (configured in pyproject.toml), then the suite on every core (pytest-xdist, in the dev
+# extra; TEST_WORKERS=0 runs it in one process); `pytest -m "not slow"` skips the end-to-end sweeps and figure
+# builds when iterating.
+TEST_WORKERS ?= auto
 test: install
 	$(PY) -m ruff check .
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -q
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=20
 
 # --- data sets ---------------------------------------------------------------
 # The data-set table (ours vs published) -> figures/tables/datasets.{md,tex}.
