@@ -173,9 +173,11 @@ verify: install
 # --- mutation testing (mutmut, in the dev extra): the privacy package, PACE-GGM's round loop and the
 # harness's budget check, each mutant against the tests that cover it ([tool.mutmut] in pyproject.toml);
 # then docs/mutation.md: counts and every survivor with its reason (.ci/mutation_reasons.json). Fails if a
-# survivor is unexplained. About 30 min on two cores; rerun resumes, retesting only functions that changed.
+# survivor is unexplained. About 30 min on two cores; a rerun resumes (.ci/mutation_run.py runs only the mutants
+# not yet decided; mutmut itself resets those of functions whose code changed). After adding tests, retest the
+# survivors by name (.venv/bin/mutmut run NAME...) or delete mutants/ to start over.
 MUTATION_SCOPE := "paceggm.privacy.*" "paceggm.estimator.x__run__*" "paceggm.bench.execute.x_check_spent__*"
 .PHONY: mutation
 mutation: install
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(VENV)/bin/mutmut run --max-children 2 $(MUTATION_SCOPE)
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) .ci/mutation_run.py --max-children 2 $(MUTATION_SCOPE)
 	$(PY) .ci/mutation_table.py --out docs/mutation.md $(MUTATION_SCOPE)
