@@ -73,6 +73,12 @@ def main(argv=None) -> int:
         "A timeout is a mutant that made the tests run far longer than without it (an endless loop):",
         "caught, though not by an assertion.",
         "",
+    ]
+    undecided = counts["not checked"] + counts["check was interrupted by user"]
+    if undecided:
+        lines += [f"> **A partial run**: {len(status) - undecided} of the {len(status)} mutants in scope are decided, "
+                  f"{undecided} not yet run; `make mutation` resumes it.", ""]
+    lines += [
         "## Survivors",
         "",
         "| mutant | change | why it survives |",
