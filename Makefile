@@ -77,11 +77,13 @@ collect: install
 	for e in $(EXPERIMENTS) quick; do if [ -d runs/$$e ]; then $(BENCH) collect experiment=$$e $(BENCH_ARGS); fi; done
 # ---- end of benchmark harness ---------------------------------------------------
 
-# The linter first (configured in pyproject.toml), then the suite; `pytest -m "not slow"` skips the
-# end-to-end sweeps and figure builds when iterating.
+# The linter first (configured in pyproject.toml), then the suite on every core (pytest-xdist, in the dev
+# extra; TEST_WORKERS=0 runs it in one process); `pytest -m "not slow"` skips the end-to-end sweeps and figure
+# builds when iterating.
+TEST_WORKERS ?= auto
 test: install
 	$(PY) -m ruff check .
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -q
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=20
 
 # --- data sets ---------------------------------------------------------------
 # The data-set table (ours vs published) -> figures/tables/datasets.{md,tex}.
@@ -171,11 +173,13 @@ verify: install
 # --- mutation testing (mutmut, in the dev extra): the privacy package, PACE-GGM's round loop and the
 # harness's budget check, each mutant against the tests that cover it ([tool.mutmut] in pyproject.toml);
 # then docs/mutation.md: counts and every survivor with its reason (.ci/mutation_reasons.json). Fails if a
-# survivor is unexplained. About 30 min on two cores; rerun resumes, retesting only functions that changed.
+# survivor is unexplained. About 30 min on two cores; a rerun resumes (.ci/mutation_run.py runs only the mutants
+# not yet decided; mutmut itself resets those of functions whose code changed). After adding tests, retest the
+# survivors by name (.venv/bin/mutmut run NAME...) or delete mutants/ to start over.
 MUTATION_SCOPE := "paceggm.privacy.*" "paceggm.estimator.x__run__*" "paceggm.bench.execute.x_check_spent__*"
 .PHONY: mutation
 mutation: install
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(VENV)/bin/mutmut run --max-children 2 $(MUTATION_SCOPE)
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) .ci/mutation_run.py --max-children 2 $(MUTATION_SCOPE)
 	$(PY) .ci/mutation_table.py --out docs/mutation.md $(MUTATION_SCOPE)
 
 # --- studies (studies/, one command each; need the raw data, $PACEGGM_DATA_DIR; stores under runs/studies/, resumable):

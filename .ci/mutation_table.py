@@ -23,7 +23,11 @@ REASONS = HERE / "mutation_reasons.json"
 
 def _mutmut(*args: str) -> str:
     exe = Path(sys.executable).with_name("mutmut")
-    return subprocess.run([str(exe), *args], check=True, capture_output=True, text=True).stdout
+    for _attempt in range(3):  # a run in progress rewrites the result files it reads: read again
+        out = subprocess.run([str(exe), *args], capture_output=True, text=True)
+        if out.returncode == 0:
+            return out.stdout
+    raise RuntimeError(f"mutmut {' '.join(args)} failed: {out.stderr[-2000:]}")
 
 
 def results(patterns: list[str]) -> dict[str, str]:
@@ -73,6 +77,12 @@ def main(argv=None) -> int:
         "A timeout is a mutant that made the tests run far longer than without it (an endless loop):",
         "caught, though not by an assertion.",
         "",
+    ]
+    undecided = counts["not checked"] + counts["check was interrupted by user"]
+    if undecided:
+        lines += [f"> **A partial run**: {len(status) - undecided} of the {len(status)} mutants in scope are decided, "
+                  f"{undecided} not yet run; `make mutation` resumes it.", ""]
+    lines += [
         "## Survivors",
         "",
         "| mutant | change | why it survives |",

@@ -144,35 +144,52 @@ def test_neighbours_differ_in_exactly_one_record():
         assert np.count_nonzero(np.any(D != D_prime, axis=1)) == 1, case.name
 
 
-@pytest.fixture(scope="module")
-def small_audit():
-    return [audit_case(c, SMALL.get(c.name, SMALL_DEFAULT)) for c in CASES]
+BROKEN = {"gaussian_half_noise", "exponential_half_sensitivity", "pace_ggm_measure_sensitivity_half",
+          "pace_ggm_noise_sigma_half", "pace_ggm_select_sensitivity_half", "pace_ggm_select_epsilon_double",
+          "baseline_ssp_noise_sigma_half", "baseline_ssptight_noise_sigma_half", "baseline_gausscov_noise_sigma_half"}
+CORRECT = {"gaussian", "exponential", "pace_ggm", "adaptivecov_threshold", "pace_ggm_measure", "pace_ggm_select",
+           "baseline_ssp", "baseline_ssptight", "baseline_gausscov"}
 
 
-def test_small_audit_finds_no_violation_and_catches_every_broken_control(small_audit):
-    for row in small_audit:
-        assert row.ok, (row.case.name, row.bound)
-    broken = [r for r in small_audit if r.case.broken]
+def test_the_small_audit_covers_every_mechanism_and_broken_control():
     # every factor-2 mutation of the round loop's calibrations, and of the audited baselines' noise
-    assert {r.case.name for r in broken} >= {
-        "gaussian_half_noise", "pace_ggm_measure_sensitivity_half", "pace_ggm_noise_sigma_half",
-        "pace_ggm_select_sensitivity_half", "pace_ggm_select_epsilon_double", "baseline_ssp_noise_sigma_half",
-        "baseline_ssptight_noise_sigma_half", "baseline_gausscov_noise_sigma_half"}
-    assert all(r.verdict == "caught" for r in broken)
-    correct = [r for r in small_audit if not r.case.broken]
-    assert {r.case.name for r in correct} == {"gaussian", "exponential", "pace_ggm", "adaptivecov_threshold",
-                                              "pace_ggm_measure", "pace_ggm_select", "baseline_ssp",
-                                              "baseline_ssptight", "baseline_gausscov"}
-    assert all(r.bound.rho <= r.case.rho for r in correct)
-    # the tests have power: each correct mechanism is told apart from its neighbour
-    assert all(r.bound.rho > 0 for r in correct)
+    assert {c.name for c in CASES if c.broken} == BROKEN
+    assert {c.name for c in CASES if not c.broken} == CORRECT
 
 
-def test_audit_table_has_a_row_per_case(small_audit):
-    table = audit_table(small_audit)
+# One test per case (not one fixture for all), so that parallel workers share the audit's draws.
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_small_audit_finds_no_violation_and_catches_every_broken_control(case):
+    row = audit_case(case, SMALL.get(case.name, SMALL_DEFAULT), power_reps=0)  # the power is tested above
+    assert row.ok, (case.name, row.bound)
+    if case.broken:
+        assert row.verdict == "caught"
+    else:
+        assert row.bound.rho <= case.rho
+        assert row.bound.rho > 0  # the test has power: the mechanism is told apart from its neighbour
+
+
+@pytest.mark.parametrize("kw", ["_MEASURE_KW", "_SELECT_KW"])
+def test_the_audited_statistics_do_not_depend_on_the_solver(kw):
+    """The measurement and selection cases run a cheap solver: their draws are those of the default one."""
+    from paceggm import pace_ggm
+
+    fit_kw = {k: v for k, v in getattr(cases_module, kw).items() if k != "solver"}
+    inputs = cases_module._measure_inputs() if kw == "_MEASURE_KW" else cases_module._select_inputs()
+    for X in inputs:
+        for seed in range(25):
+            fast = pace_ggm(X, random_state=seed, solver=cases_module._AUDIT_SOLVER, **fit_kw)
+            default = pace_ggm(X, random_state=seed, **fit_kw)
+            assert fast.measurements == default.measurements
+            assert [r.entry for r in fast.history] == [r.entry for r in default.history]
+
+
+def test_audit_table_has_a_row_per_case():
+    rows = [audit_case(c, 40, power_reps=0) for c in CASES]  # the table's shape, not the verdicts
+    table = audit_table(rows)
     assert list(table.data["case"]) == [c.name for c in CASES]
-    assert table.data["ok"].all()
-    assert set(table.text["result"]) == {"no violation found", "caught"}
+    assert list(table.data["ok"]) == [r.ok for r in rows]
+    assert set(table.text["result"]) <= {"no violation found", "caught", "VIOLATION", "NOT CAUGHT"}
 
 
 def test_cli_writes_tables_and_fails_on_a_violation(tmp_path, monkeypatch):

@@ -68,7 +68,9 @@ def test_ledger_exact_over_thousands_of_random_paths(jitter_solver):
     rng = np.random.default_rng(20261125)
     annealed_any = 0
     near = {"below": 0, "above": 0}  # rounds whose change is within 2x of the annealing threshold
-    for i in range(1500):
+    # 500 paths: 369 anneal and 182 / 238 rounds fall within 2x below / above the threshold (each
+    # one a check that the threshold is not off by 2x); a doubled or halved threshold fails at once.
+    for i in range(500):
         d = int(rng.integers(1, 6))
         n = int(rng.integers(2, 200))
         X = rng.uniform(-1, 1, size=(n, d))
@@ -105,14 +107,17 @@ def test_ledger_exact_with_real_solver(seed):
 def test_measurement_noise_scale_chi_square(jitter_solver):
     # Residuals of the released diagonal measurements, standardised by the σ the
     # mechanism reports, must be N(0, 1); σ itself must be Δ/sqrt(2ρ_diag/d).
-    X = bounded_gaussian(400, 3, seed=9)
+    # 4,500 residuals: 30 diagonal measurements from each of 150 fits (the sample of 1,500 fits of
+    # d = 3, in a tenth of the fits).
+    d = 30
+    X = bounded_gaussian(400, d, seed=9)
     truth = X.T @ X / len(X)
     rho, alpha = 0.05, 0.3
-    sigma = gaussian_sigma(rho=alpha * rho / 3, sensitivity=2.0 / len(X))
+    sigma = gaussian_sigma(rho=alpha * rho / d, sensitivity=2.0 / len(X))
     z = []
-    for seed in range(1500):
+    for seed in range(150):
         res = pace_ggm(X, rho=rho, alpha=alpha, max_rounds=1, solver=jitter_solver, random_state=seed)
-        for m in res.measurements[:3]:
+        for m in res.measurements[:d]:
             assert m.sigma == sigma
             z.append((m.value - truth[m.entry]) / m.sigma)
     z = np.array(z)
@@ -293,3 +298,28 @@ def test_bad_input_raises_clear_error(X, params, err, match):
     kwargs = {"rho": 1.0, **params}
     with pytest.raises(err, match=match):
         pace_ggm(X, **kwargs)
+
+
+def test_the_fit_s_reconstruction_options_reach_the_solver(monkeypatch):
+    """use_components and solver_options are the reconstruction's, not dropped on the way."""
+    import paceggm.estimator as estimator
+
+    X = bounded_gaussian(500, 4, seed=3)
+    # A continuation stopped at mu_min shows in the answer's mu (0.0, the exact limit, by default).
+    assert pace_ggm(X, rho=2.0, solver="newton", random_state=0).mu == 0.0
+    stopped = pace_ggm(X, rho=2.0, solver="newton", solver_options={"mu_min": 1e-3, "exact_limit": False},
+                       random_state=0)
+    assert stopped.mu > 0.0  # left above the limit (mu is reported on the data's scale)
+    built = []
+
+    class Recorder(estimator.IncrementalReconstruction):
+        def __init__(self, *args, **kw):
+            built.append(kw)
+            super().__init__(*args, **kw)
+
+    monkeypatch.setattr(estimator, "IncrementalReconstruction", Recorder)
+    for use_components in (True, False):
+        pace_ggm(X, rho=2.0, solver="newton", use_components=use_components, solver_options={"tol": 1e-10},
+                 random_state=0)
+    assert [(kw["use_components"], kw["solver_options"]) for kw in built] == [(True, {"tol": 1e-10}),
+                                                                              (False, {"tol": 1e-10})]

@@ -51,6 +51,11 @@ def _check_files(paths):
             assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+# Parallel runs (make test: pytest-xdist, --dist loadgroup) keep this module on one worker, so that its
+# module fixture `dedicated` is computed once.
+pytestmark = pytest.mark.xdist_group("test_figures_build")
+
+
 @pytest.fixture(scope="module")
 def dedicated(tmp_path_factory):
     root = tmp_path_factory.mktemp("dedicated")

@@ -34,6 +34,11 @@ RECORDED, ARRAYS = load()
 CASES = case_names()
 
 
+# Parallel runs (make test: pytest-xdist, --dist loadgroup) keep this module on one worker, so that its
+# module fixture `outputs` is computed once.
+pytestmark = pytest.mark.xdist_group("test_outputs_unchanged")
+
+
 @pytest.fixture(scope="module")
 def outputs():
     """Each case computed once for both layers."""

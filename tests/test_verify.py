@@ -20,6 +20,11 @@ GRID = ["method=[paceggm,ssp]", "+method.paceggm.grid.solver=[newton,ipm]", "dat
 SAMPLE = ["--per-stratum", "2", "--per-stratum-inexact", "4", "--jobs", "1"]
 
 
+# Parallel runs (make test: pytest-xdist, --dist loadgroup) keep this module on one worker, so that its
+# module fixture `committed` is computed once.
+pytestmark = pytest.mark.xdist_group("test_verify")
+
+
 @pytest.fixture(scope="module")
 def committed(tmp_path_factory):
     """A results table as `make reproduce` publishes it: figures/results/demo/results.parquet."""

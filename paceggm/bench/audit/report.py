@@ -50,14 +50,19 @@ def exceeds_claim(case: AuditCase, bound: AuditBound) -> bool:
 
 
 def audit_case(case: AuditCase, n_draws: int | None = None, *, base_seed: int = 0,
-               confidence: float = CONFIDENCE) -> AuditRow:
-    """Draw ``n_draws`` (default ``case.draws``) releases on each of ``D`` and ``D'`` and bound the loss."""
+               confidence: float = CONFIDENCE, power_reps: int = POWER_REPS) -> AuditRow:
+    """Draw ``n_draws`` (default ``case.draws``) releases on each of ``D`` and ``D'`` and bound the loss.
+
+    ``power_reps`` bootstrap replicates estimate the row's power (0: not estimated, ``nan``).
+    """
     n = case.draws if n_draws is None else int(n_draws)
     start = time.perf_counter()
     samples = [draw(case, side, n, base_seed=base_seed) for side in (0, 1)]
     bound = threshold_audit(*samples, metric=case.metric, confidence=confidence)
     seconds = time.perf_counter() - start
-    return AuditRow(case, bound, n, seconds, bootstrap_power(case, samples, confidence=confidence, base_seed=base_seed))
+    power = bootstrap_power(case, samples, confidence=confidence, reps=power_reps, base_seed=base_seed) \
+        if power_reps else float("nan")
+    return AuditRow(case, bound, n, seconds, power)
 
 
 def bootstrap_power(case: AuditCase, samples, *, confidence: float = CONFIDENCE, reps: int = POWER_REPS,
