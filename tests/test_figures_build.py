@@ -52,11 +52,12 @@ def _check_files(paths):
 
 
 # Parallel runs (make test: pytest-xdist, --dist loadgroup) keep this module on one worker, so that its
-# module fixture `dedicated` is computed once.
+# fixture `dedicated` is computed once (session scope: xdist may interleave other modules on that worker,
+# which would tear a module fixture down and build it again).
 pytestmark = pytest.mark.xdist_group("test_figures_build")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def dedicated(tmp_path_factory):
     root = tmp_path_factory.mktemp("dedicated")
     write_synthetic_store(root / "runs", **SMALL)

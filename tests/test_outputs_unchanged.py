@@ -39,7 +39,7 @@ CASES = case_names()
 pytestmark = pytest.mark.xdist_group("test_outputs_unchanged")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def outputs():
     """Each case computed once for both layers."""
     cache = {}

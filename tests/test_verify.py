@@ -25,7 +25,7 @@ SAMPLE = ["--per-stratum", "2", "--per-stratum-inexact", "4", "--jobs", "1"]
 pytestmark = pytest.mark.xdist_group("test_verify")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def committed(tmp_path_factory):
     """A results table as `make reproduce` publishes it: figures/results/demo/results.parquet."""
     root = tmp_path_factory.mktemp("verify")
