@@ -8,10 +8,12 @@ INSTALLED := $(VENV)/.installed
 
 install: $(INSTALLED)
 
+# PYTHONWARNINGS: setuptools announces on every editable install that a finder maps paceggm.baselines
+# and paceggm.bench.conf (the layout keeps baselines/ and conf/ at the top); that notice is all it says.
 $(INSTALLED): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[bench,cluster,dev]"
+	PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install --quiet -e ".[bench,cluster,dev]"
 	touch $@
 
 # ---- benchmark harness (paceggm.bench; recipes in conf/experiment/) ---------------
