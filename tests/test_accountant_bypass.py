@@ -13,6 +13,7 @@ import sys
 import threading
 import warnings
 from fractions import Fraction
+from pathlib import Path
 
 import joblib
 import numpy as np
@@ -162,6 +163,9 @@ def test_pickle_outliving_its_accountant_is_detached_and_refuses():
     assert est.accountant.spent == 0.0 and not hasattr(est, "rho_spent_")
 
 
+# The child runs outside the repository root, where a source tree's own paceggm/ folder (as in an
+# unpacked sdist) would shadow the installed package.
+_AWAY = str(Path(__file__).resolve().parent)
 _LOAD_AND_FIT = """
 import pickle, sys
 import numpy as np
@@ -179,12 +183,14 @@ else:
 def test_pickled_estimator_in_another_process_refuses_unless_the_accountant_is_a_file(tmp_path):
     a = ZCDPAccountant(1.0)
     blob = pickle.dumps(SSP(rho=RHO, accountant=a, random_state=0))
-    out = subprocess.run([sys.executable, "-c", _LOAD_AND_FIT], input=blob, capture_output=True, check=True).stdout
+    out = subprocess.run([sys.executable, "-c", _LOAD_AND_FIT], input=blob, capture_output=True, check=True,
+                         cwd=_AWAY).stdout
     assert out.decode().startswith("refused: this ZCDPAccountant is a copy made by pickling")
     assert a.spent == 0.0
     f = FileZCDPAccountant(tmp_path / "b.jsonl", budget=1.0)
     blob = pickle.dumps(SSP(rho=RHO, accountant=f, random_state=0))
-    out = subprocess.run([sys.executable, "-c", _LOAD_AND_FIT], input=blob, capture_output=True, check=True).stdout
+    out = subprocess.run([sys.executable, "-c", _LOAD_AND_FIT], input=blob, capture_output=True, check=True,
+                         cwd=_AWAY).stdout
     assert out.decode().strip() == f"spent {RHO}" and f.spent == RHO
 
 
@@ -193,7 +199,8 @@ def test_dask_serialisation_gives_a_detached_copy():
     cloudpickle = pytest.importorskip("cloudpickle")
     a = ZCDPAccountant(1.0)
     blob = cloudpickle.dumps(SSP(rho=RHO, accountant=a, random_state=0))
-    out = subprocess.run([sys.executable, "-c", _LOAD_AND_FIT], input=blob, capture_output=True, check=True).stdout
+    out = subprocess.run([sys.executable, "-c", _LOAD_AND_FIT], input=blob, capture_output=True, check=True,
+                         cwd=_AWAY).stdout
     assert out.decode().startswith("refused:") and a.spent == 0.0
 
 
