@@ -118,7 +118,9 @@ def dask_cluster(tmp_path):
     pytest.importorskip("distributed")
     port = _free_port()
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-           "PYTHONPATH": os.pathsep.join([str(REPO), str(TESTS)])}
+           # the tests' loaders only: the package comes from the install (a release's source tree on the
+           # path would shadow it)
+           "PYTHONPATH": str(TESTS)}
     address = f"tcp://127.0.0.1:{port}"
     logs = [open(tmp_path / f"{name}.log", "w") for name in ("scheduler", "worker")]
     procs = [subprocess.Popen([*_dask_cli(), "scheduler", "--host", "127.0.0.1", "--port", str(port),
