@@ -27,7 +27,6 @@ from paceggm.bench.methods import METHODS, resolve
 from conftest import bounded_gaussian
 
 TESTS = Path(__file__).resolve().parent
-REPO = TESTS.parent
 
 
 def _at(X: np.ndarray, offset: int) -> np.ndarray:
