@@ -78,25 +78,33 @@ def kkt_residual(W: np.ndarray, y: np.ndarray, lam: np.ndarray) -> float:
 
 # ---------------------------------------------------------------- synthetic data
 SHAPES = ("lowrank", "banded", "block")
-# Data sets matched to published statistics at their own n and d, and indian_pines's model at large d.
-HARD_SHAPES = ("indian_pines", "madeline", "hard")
+# Data sets matched to published statistics at their own n and d, and indian_pines's model at large d;
+# the "_cols" variants scale each column onto [-1, 1] (studies.matched_data.sample).
+HARD_SHAPES = ("indian_pines", "madeline", "hard", "indian_pines_cols", "hard_cols")
 ALL_SHAPES = SHAPES + HARD_SHAPES
 
 
 @functools.cache
 def matched_params(shape: str):
-    """The fitted model of a hard shape (``hard`` is indian_pines's)."""
+    """The fitted model of a hard shape (``hard`` and the ``_cols`` variants are indian_pines's)."""
     from studies.matched_data import fit_shape
 
-    return fit_shape("indian_pines" if shape == "hard" else shape)
+    return fit_shape(target_of(shape))
+
+
+def target_of(shape: str) -> str:
+    """The published data set whose statistics a hard shape's model matches."""
+    base = shape.removesuffix("_cols")
+    return "indian_pines" if base == "hard" else base
 
 
 def cell_size(shape: str, d: int, n: int) -> tuple[int, int]:
     """``(d, n)`` of a cell: a matched shape has its target's, whatever was asked."""
     from studies.matched_data import TARGETS
 
-    if shape in TARGETS:
-        return TARGETS[shape]["d"], TARGETS[shape]["n"]
+    if shape in HARD_SHAPES and not shape.startswith("hard"):
+        target = TARGETS[target_of(shape)]
+        return target["d"], target["n"]
     return d, n
 
 
@@ -106,7 +114,11 @@ def synthetic(shape: str, d: int, n: int, rng: np.random.Generator) -> np.ndarra
         from paceggm.bench.seeds import derive_seed
         from studies.matched_data import sample
 
-        return sample(matched_params(shape), d, n, rng, seed=derive_seed("matched-shape", shape, d))
+        # At the target's own d, the loadings the model was fitted on (so the sample's population has the
+        # target's statistics); at another d (hard, hard_cols), a draw of its own.
+        base = shape.removesuffix("_cols")
+        seed = derive_seed("matched-shape", base) if base != "hard" else derive_seed("matched-shape", base, d)
+        return sample(matched_params(shape), d, n, rng, seed=seed, per_column=shape.endswith("_cols"))
     if shape == "lowrank":
         X = rng.normal(size=(n, 5)) @ rng.normal(size=(5, d)) + rng.normal(size=(n, d))
     elif shape == "banded":

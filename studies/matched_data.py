@@ -111,9 +111,21 @@ def fit_shape(name: str) -> ShapeParams:
     return params(best.x)
 
 
-def sample(params: ShapeParams, d: int, n: int, rng: np.random.Generator, *, seed: int) -> np.ndarray:
-    """``n`` records of the model on ``d`` variables, scaled by one factor into ``[-1, 1]``."""
+def sample(params: ShapeParams, d: int, n: int, rng: np.random.Generator, *, seed: int,
+           per_column: bool = False) -> np.ndarray:
+    """``n`` records of the model on ``d`` variables, scaled by one factor into ``[-1, 1]``.
+
+    With ``per_column``, each column is instead mapped linearly onto ``[-1, 1]`` (its minimum to
+    -1, its maximum to +1: the publication's per-column scaling, without the centring that
+    would take values past the bound). That equalises the columns' scales, which the matched
+    statistics had spread: ``e_off`` rises to about 0.99 while mean ``|r|`` and the effective
+    rank stay close, and PACE-GGM measures about as many entries as the publication reports on
+    the real data set (module docstring of :mod:`studies.scale_benchmark`).
+    """
     S = covariance(params, d, seed)
     L = np.linalg.cholesky(S + 1e-12 * np.mean(np.diag(S)) * np.eye(d))
     X = rng.normal(size=(n, d)) @ L.T
+    if per_column:
+        lo, hi = X.min(axis=0), X.max(axis=0)
+        return 2.0 * (X - lo) / (hi - lo) - 1.0
     return X / np.abs(X).max()

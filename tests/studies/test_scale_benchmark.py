@@ -105,7 +105,9 @@ def test_sweeps_resume_and_only_a_whole_grid_from_one_commit_is_published(tmp_pa
     assert sc.main(common) == 0
     assert len(calls) == n_grid
     published = (tables / "scale_benchmark.md").read_text()
-    assert published.count("\n| ") == n_grid + 1 and (figures / "scale_benchmark.png").exists()
+    rows_table, _, versus = published.partition("\n## ")
+    assert rows_table.count("\n| ") == n_grid + 1 and (figures / "scale_benchmark.png").exists()
+    assert versus.startswith("The default solver") and versus.count("\n| ") == n_grid // 2 + 1  # a row per cell
 
     # New code, a reduced sweep: the store's table shows every row, the committed one is left alone.
     commit["id"] = "beef00"
@@ -178,3 +180,60 @@ def test_the_gpu_column_is_added_where_a_gpu_is_present_else_skipped_with_the_re
     assert [c[3] for c in calls] == (["auto", sc.GPU_SOLVER] if present else ["auto"])
     err = capsys.readouterr().err
     assert ("GPU column (auto+torch): on, H100" in err) if present else ("skipped: why: no CUDA device" in err)
+
+
+def test_the_matched_shape_has_its_targets_statistics_and_the_cols_variant_spans_each_column():
+    from paceggm.bench.seeds import derive_seed
+    from studies._common import matched_params
+    from studies.matched_data import TARGETS, covariance, statistics
+
+    params = matched_params("indian_pines")
+    target = TARGETS["indian_pines"]
+    # the population the benchmark samples indian_pines-like data from: the loadings the model was fitted on
+    got = statistics(covariance(params, target["d"], seed=derive_seed("matched-shape", "indian_pines")))
+    assert got["mean_abs_r"] == pytest.approx(target["mean_abs_r"], abs=0.03)
+    assert got["e_off"] == pytest.approx(target["e_off"], abs=0.015)
+    assert got["eff_rank"] == pytest.approx(target["eff_rank"], rel=0.05)
+    assert got["max_abs_r"] == pytest.approx(target["max_abs_r"], abs=0.002)
+    X = sc.synthetic("indian_pines", 187, 20_000, np.random.default_rng(0))
+    assert statistics(np.cov(X, rowvar=False))["e_off"] == pytest.approx(target["e_off"], abs=0.02)  # the sample
+    assert sc.cell_size("indian_pines_cols", 5, 7) == (187, 9144) and sc.cell_size("hard_cols", 50, 70) == (50, 70)
+    assert {sc.target_of(s) for s in ("indian_pines", "indian_pines_cols", "hard", "hard_cols")} == {"indian_pines"}
+    rng = np.random.default_rng(1)
+    X = sc.synthetic("hard_cols", 30, 500, rng)
+    np.testing.assert_allclose(X.min(axis=0), -1.0, atol=1e-12)
+    np.testing.assert_allclose(X.max(axis=0), 1.0, atol=1e-12)
+    Y = sc.synthetic("hard", 30, 500, np.random.default_rng(1))
+    assert np.abs(Y).max() == pytest.approx(1.0) and np.ptp(Y, axis=0).min() < 1.0  # one factor for all columns
+    # the same draws, scaled per column instead of by one factor: the correlations are the same
+    np.testing.assert_allclose(np.corrcoef(X, rowvar=False), np.corrcoef(Y, rowvar=False), atol=1e-10)
+
+
+def test_published_seconds_are_those_of_the_imitated_data_set_only():
+    assert sc.published_for("indian_pines", 1.0) == pytest.approx(2714, rel=0.01)
+    assert sc.published_for("indian_pines_cols", 10.0) == sc.published_for("indian_pines", 10.0) is not None
+    assert sc.published_for("hard", 10.0) is None and sc.published_for("hard_cols", 10.0) is None  # d = 1,000+
+    assert sc.published_for("lowrank", 1.0) is None
+
+
+def _row(shape, d, rho, solver, cpu_s, fit="finished"):
+    return {"shape": shape, "d": d, "rho": rho, "solver": solver, "cpu_s": cpu_s, "fit": fit, "status": "ok"}
+
+
+def test_default_against_best_counts_a_stopped_fit_as_slower_than_any_finished_one():
+    rows = [_row("lowrank", 100, 1.0, "newton", 2.0), _row("lowrank", 100, 1.0, "newton_pcg", 1.0),
+            _row("lowrank", 100, 1.0, "auto", 1.1),
+            _row("lowrank", 400, 10.0, "newton", 600.0, "timeout"), _row("lowrank", 400, 10.0, "newton_pcg", 20.0),
+            _row("lowrank", 400, 10.0, "auto", 30.0),
+            _row("hard_cols", 1000, 10.0, "newton", 600.0, "timeout"),
+            _row("hard_cols", 1000, 10.0, "newton_pcg", 600.0, "timeout"),
+            _row("hard_cols", 1000, 10.0, "auto", 600.0, "timeout"),
+            _row("banded", 100, 1.0, "auto+torch", 0.1), _row("banded", 100, 1.0, "newton", 1.0)]
+    cells = {(c["shape"], c["d"]): c for c in sc.default_vs_best(rows)}
+    assert set(cells) == {("lowrank", 100), ("lowrank", 400), ("hard_cols", 1000)}  # banded: no default on the CPU
+    assert cells["lowrank", 100]["best"] == "newton_pcg" and cells["lowrank", 100]["ratio"] == pytest.approx(1.1)
+    assert cells["lowrank", 100]["within"] is True
+    assert cells["lowrank", 400]["best"] == "newton_pcg" and cells["lowrank", 400]["within"] is False
+    assert cells["hard_cols", 1000]["ratio"] is None and cells["hard_cols", 1000]["within"] is None
+    text = "".join(sc._default_vs_best_markdown(rows))
+    assert "within 20 % of the best in 1 of 2 cells" in text and "| **no** |" in text and "600.0 (timeout)" in text
