@@ -1,6 +1,7 @@
 """Shared fixtures: small data with a known structure."""
 
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +27,25 @@ from paceggm.bench.conftest import pytest_make_collect_report, pytest_runtest_ma
 _CLONE = Path(__file__).resolve().parents[1]
 if (_CLONE / "studies" / "__init__.py").is_file() and str(_CLONE) not in sys.path:
     sys.path.append(str(_CLONE))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """Warn when ``--dist loadgroup`` has not grouped the tests marked ``xdist_group``.
+
+    pytest-xdist groups a marked test by appending ``@group`` to its node id on the worker; where
+    the installed pytest ignores that (pytest >= 9.2 with xdist 3.8) the groups fall apart and each
+    worker rebuilds the shared fixtures: nothing fails, the suite only gets slower. Say so.
+    """
+    if not getattr(config.option, "loadgroup", False):
+        return
+    lost = [item.nodeid for item in items
+            if item.get_closest_marker("xdist_group") is not None and "@" not in item.nodeid]
+    if lost:
+        warnings.warn(f"--dist loadgroup: {len(lost)} tests marked xdist_group were not grouped (e.g. {lost[0]}); "
+                      "this pytest/pytest-xdist pair ignores the groups, so shared fixtures are built on every "
+                      "worker. Install the versions the dev extra allows.", stacklevel=1)
+
 
 # Every estimator of the library, for the tests that hold each of them to the same contract
 # (the harness's method registry names the same classes; test_bench_methods checks that).

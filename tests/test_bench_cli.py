@@ -209,9 +209,9 @@ def _running(pid: int) -> bool:
 
 
 @pytest.mark.parametrize("signum, group", [(signal.SIGTERM, False), (signal.SIGINT, True)])
-def test_a_signal_ends_the_run_cleanly_and_it_resumes(tmp_path, signum, group):
+def test_a_signal_ends_the_run_cleanly_and_it_resumes(tmp_path, capsys, signum, group):
     # pgd1 at its tight preset takes ~0.1-1 s a cell on these data: slow enough to be stopped in the middle.
-    args = [*SMALL, f"runs_dir={tmp_path}", "datasets=[syn1,bc]", "trials=4",
+    args = [*SMALL, f"runs_dir={tmp_path}", "datasets=[syn1,bc]", "trials=2",
             "method.paceggm.params.solver=pgd1", "+method.paceggm.params.solver_options={preset:tight}",
             "backend.n_jobs=2"]
     cells_dir = tmp_path / "demo" / "cells"
@@ -238,11 +238,12 @@ def test_a_signal_ends_the_run_cleanly_and_it_resumes(tmp_path, signum, group):
     assert not [w for w in workers if _running(w)], "worker processes outlived the run"
     assert not list((tmp_path / "demo").rglob("*.tmp"))
     survivors = {p.name: p.read_bytes() for p in cells_dir.glob("*.json")}
-    resumed = _cli(["run", *args])
-    out, err = resumed.communicate(timeout=300)
-    assert resumed.returncode == 0, err
+    # The rerun in this process and on one worker (the cells do not depend on the workers): what is
+    # tested is what it finds in the store, and a second interpreter's start-up would double the time.
+    code, out, err = _run(capsys, "run", *args[:-1], "backend.n_jobs=1")
+    assert code == 0, err
     assert f"already done: {len(survivors)}" in out and "failures: 0" in out
-    assert len(list(cells_dir.glob("*.json"))) == 16
+    assert len(list(cells_dir.glob("*.json"))) == 8
     for name, content in survivors.items():
         assert (cells_dir / name).read_bytes() == content
 

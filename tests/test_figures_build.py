@@ -42,6 +42,11 @@ def expected_files(out, formats=("pdf", "png"), figures=FIGURES, tables_=TABLES)
             + [out / "REPORT.md"])
 
 
+def _only(*names):
+    """The artifacts a test reads (a whole build draws every figure, which is most of a test's time)."""
+    return [spec for spec in ARTIFACTS if spec.name in names]
+
+
 def _check_files(paths):
     for p in paths:
         assert p.is_file() and p.stat().st_size > 0, p
@@ -51,10 +56,10 @@ def _check_files(paths):
             assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-# Parallel runs (make test: pytest-xdist, --dist loadgroup) keep this module on one worker, so that its
-# fixture `dedicated` is computed once (session scope: xdist may interleave other modules on that worker,
-# which would tear a module fixture down and build it again).
-pytestmark = pytest.mark.xdist_group("test_figures_build")
+# Parallel runs (make test: pytest-xdist, --dist loadgroup) keep the tests of the fixture `dedicated` on
+# one worker, so that it is computed once (session scope: xdist may interleave other modules on that
+# worker, which would tear a module fixture down and build it again); the others spread.
+on_dedicated = pytest.mark.xdist_group("figures_dedicated")
 
 
 @pytest.fixture(scope="session")
@@ -62,14 +67,16 @@ def dedicated(tmp_path_factory):
     root = tmp_path_factory.mktemp("dedicated")
     write_synthetic_store(root / "runs", **SMALL)
     out = root / "figures"
-    log = build_all(root / "runs", out, FiguresConfig(main_datasets=("ibm", "adult", "spambase")))
+    # PNG only: the PDF writer is exercised by the command-line test below.
+    log = build_all(root / "runs", out, FiguresConfig(main_datasets=("ibm", "adult", "spambase"), formats=("png",)))
     return log, write_report(log)
 
 
 @pytest.mark.slow
+@on_dedicated
 def test_every_artifact_builds_from_the_dedicated_experiments(dedicated):
     log, report = dedicated
-    _check_files(expected_files(log.out))
+    _check_files(expected_files(log.out, formats=("png",)))
     sources = {a.name: a.source for a in log.artifacts}
     assert [a.name for a in log.artifacts] == [s.name for s in ARTIFACTS]  # in the table's order
     assert sources == {"main_comparison": "main", "main_comparison_all": "main",
@@ -95,6 +102,7 @@ def test_every_artifact_builds_from_the_dedicated_experiments(dedicated):
     assert "## Not built" in text and "datasets.md not found" in text
 
 
+@on_dedicated
 def test_strict_comparison_shows_the_strict_rows_and_paper_figures_the_paper_rows(dedicated):
     log, _ = dedicated
     prep = {a.name: a.preprocessing for a in log.artifacts if a.kind == "figure"}
@@ -102,6 +110,7 @@ def test_strict_comparison_shows_the_strict_rows_and_paper_figures_the_paper_row
     assert prep["main_comparison"] == prep["main_comparison_all"] == "paper"
 
 
+@on_dedicated
 def test_configured_main_data_sets_are_ordered_by_d_and_absent_ones_reported(dedicated):
     log, report = dedicated
     main = next(a for a in log.artifacts if a.name == "main_comparison")
@@ -113,31 +122,25 @@ def test_configured_main_data_sets_are_ordered_by_d_and_absent_ones_reported(ded
     assert datasets_by_d(df, only=("ibm", "adult", "spambase")) == ["adult", "ibm"]
 
 
-def test_everything_builds_from_the_quick_experiment_alone(tmp_path):
-    write_synthetic_store(tmp_path / "runs", experiments=["quick"], rhos=(0.1, 1.0), trials=2)
-    out = tmp_path / "figures"
-    log = build_all(tmp_path / "runs", out, FiguresConfig(formats=("png",)))
-    write_report(log)
-    _check_files(expected_files(out, formats=("png",), **FROM_QUICK))
-    assert {a.source for a in log.artifacts if a.name not in ("datasets", *NOT_FROM_QUICK)} == {"quick"}
-    assert "no results table for main_strict" in next(a.skipped for a in log.artifacts
-                                                      if a.name == "main_comparison_strict")
-
-
 @pytest.mark.slow
-def test_cli_builds_pdf_and_png_and_includes_the_data_set_table(tmp_path, capsys):
+def test_everything_builds_from_the_quick_experiment_alone_by_the_command_line(tmp_path, capsys):
     write_synthetic_store(tmp_path / "runs", experiments=["quick"], datasets=("adult",),
                           rhos=(0.1, 1.0), trials=2)
     out = tmp_path / "figures"
     (out / "tables").mkdir(parents=True)
     (out / "tables" / "datasets.md").write_text("| key | n | d |\n|---|---:|---:|\n| adult | 48842 | 6 |\n")
     assert cli(["--runs", str(tmp_path / "runs"), "--out", str(out), "--spread", "sd"]) == 0
-    _check_files(expected_files(out, **FROM_QUICK))
+    _check_files(expected_files(out, **FROM_QUICK))  # PDF and PNG
     report = (out / "REPORT.md").read_text(encoding="utf-8")
     assert "| adult | 48842 | 6 |" in report
     assert report.count("## Not built") == 1 and "no results table for main_strict" in report
     assert "band: ±1 standard deviation" in report
-    assert "built   main_comparison from quick" in capsys.readouterr().out
+    # "built   NAME from SOURCE[, gaps]: files"
+    built = {name: src.rstrip(",:") for name, _, src in (ln.split()[1:4] for ln in capsys.readouterr().out.splitlines()
+                                                        if ln.startswith("built "))}
+    assert built["main_comparison"] == "quick"
+    # every artifact the quick recipe can feed is drawn from it alone
+    assert {src for name, src in built.items() if name not in ("datasets", *NOT_FROM_QUICK)} == {"quick"}
 
 
 def test_no_results_skips_everything_with_reasons(tmp_path):
@@ -186,7 +189,8 @@ def test_missing_and_failed_cells_are_gaps_not_interpolated(tmp_path):
     runs = tmp_path / "runs"
     (runs / "main").mkdir(parents=True)
     df.to_parquet(runs / "main" / "results.parquet")
-    log = build_all(runs, tmp_path / "figures", FiguresConfig(main_datasets=("adult",), formats=("png",)))
+    log = build_all(runs, tmp_path / "figures", FiguresConfig(main_datasets=("adult",), formats=("png",)),
+                    artifacts=_only("main_comparison"))
     main = next(a for a in log.artifacts if a.name == "main_comparison")
     assert {(p.rho, p.kind) for p in main.problems if p.variant == "paceggm"} == {(0.1, "missing"), (1.0, "failed")}
     report = write_report(log).read_text(encoding="utf-8")
@@ -217,7 +221,7 @@ def test_a_registered_method_shows_up_in_figures_and_tables(tmp_path, monkeypatc
         pd.concat([df, extra]).assign(experiment=exp).to_parquet(runs / exp / "results.parquet")
     log = build_all(runs, tmp_path / "figures",
                     FiguresConfig(main_datasets=("adult",), main_methods=("paceggm", "newcov"),
-                                  formats=("png",)))
+                                  formats=("png",)), artifacts=_only("main_comparison", "runtime"))
     runtime = (tmp_path / "figures" / "tables" / "runtime.md").read_text(encoding="utf-8")
     assert "adult (d=6), NewCov" in runtime
     fig = plots.metric_grid(validate_results(pd.concat([df, extra])), datasets=["adult"],
@@ -285,11 +289,13 @@ def test_other_preprocessings_are_named_in_the_report(tmp_path):
     both = pd.concat([synthetic_results("main", preprocessing=p, datasets=("adult",), rhos=(1.0,), trials=1)
                       for p in ("paper", "strict")])
     both.to_parquet(runs / "main" / "results.parquet")
-    log = build_all(runs, tmp_path / "figures", FiguresConfig(main_datasets=("adult",), formats=("png",)))
+    log = build_all(runs, tmp_path / "figures", FiguresConfig(main_datasets=("adult",), formats=("png",)),
+                    artifacts=_only("main_comparison"))
     text = write_report(log).read_text(encoding="utf-8")
     assert "preprocessing: paper (also present, not shown: strict; use --preprocessing)" in text
     log = build_all(runs, tmp_path / "strict", FiguresConfig(main_datasets=("adult",), formats=("png",),
-                                                            preprocessing="strict"))
+                                                            preprocessing="strict"),
+                    artifacts=_only("main_comparison"))
     assert next(a for a in log.artifacts if a.name == "main_comparison").preprocessing == "strict"
 
 
@@ -338,6 +344,7 @@ def test_everything_builds_from_the_harness_quick_output(tmp_path):
     assert cells[header.index("ρ=1")] == f"6 + {adult['n_measured_offdiag'].mean():.1f}"
 
 
+@on_dedicated
 def test_solver_ratio_tables_are_filled_with_newton_as_the_reference(dedicated):
     # Results are read with default parameters dropped from the labels (Newton is the
     # default solver): the tables must still find the Newton rows to divide by.
@@ -354,7 +361,8 @@ def test_solver_ratio_tables_are_filled_with_newton_as_the_reference(dedicated):
 
 def test_runtime_table_and_components_figure_carry_ipm_beside_newton(tmp_path):
     write_synthetic_store(tmp_path / "runs", experiments=("runtime", "components"))
-    log = build_all(tmp_path / "runs", tmp_path / "out", FiguresConfig(formats=("png",)))
+    log = build_all(tmp_path / "runs", tmp_path / "out", FiguresConfig(formats=("png",)),
+                    artifacts=_only("runtime", "components"))
     runtime = (tmp_path / "out" / "tables" / "runtime.md").read_text(encoding="utf-8")
     assert "| communities_crime (d=102), PACE-GGM |" in runtime
     assert "| communities_crime (d=102), PACE-GGM (IPM) |" in runtime

@@ -1,6 +1,5 @@
 """Results say whether each cell's privacy guarantee holds and whether its solver converged."""
 
-import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -8,6 +7,7 @@ import pandas as pd
 from paceggm.bench.cells import expand
 from paceggm.bench.collect import collect
 from paceggm.bench.config import compose_config, to_plain
+from paceggm.bench.figures.artifacts import ARTIFACTS
 from paceggm.bench.figures.build import build_all, guarantee_note
 from paceggm.bench.figures.config import FiguresConfig
 from paceggm.bench.figures.report import write_report
@@ -59,8 +59,14 @@ def test_figures_of_the_published_setting_say_the_guarantee_does_not_hold(tmp_pa
     runs = tmp_path / "runs"
     for experiment in ("main", "main_strict"):
         (runs / experiment).mkdir(parents=True)
-        shutil.copy(REPO / "figures" / "results" / experiment / "results.parquet", runs / experiment)
-    log = build_all(runs, tmp_path / "out", FiguresConfig(formats=("png",)))
+        # The committed rows of two data sets: the guarantee is a property of each row, and drawing
+        # every data set's panels would only make the test slower.
+        rows = pd.read_parquet(REPO / "figures" / "results" / experiment / "results.parquet")
+        rows[rows["dataset"].isin(["adult", "ibm"])].to_parquet(runs / experiment / "results.parquet")
+    # The artifacts that carry the guarantee line it checks; the rest of the build is other tests' business.
+    shown = {"main_comparison", "main_comparison_strict", "claims", "claims_strict"}
+    log = build_all(runs, tmp_path / "out", FiguresConfig(formats=("png",)),
+                    artifacts=[spec for spec in ARTIFACTS if spec.name in shown])
     write_report(log)
     tmp_path = tmp_path / "out"
     by_name = {a.name: a for a in log.artifacts}
