@@ -100,7 +100,9 @@ def test_best_pair_matches_are_counted_exactly():
 
 @pytest.mark.slow
 def test_build_writes_every_comparison_at_print_resolution(tmp_path):
-    write_synthetic_store(tmp_path / "runs", rhos=(1e-4, 1e-2, 1.0, 10.0), trials=2)
+    # The main figure's data sets only (the others would feed no panel, only more comparison cells).
+    write_synthetic_store(tmp_path / "runs", datasets=FiguresConfig().main_datasets, rhos=(1e-4, 1e-2, 1.0, 10.0),
+                          trials=2)
     out = tmp_path / "figures"
     # The comparisons with the publication and the main figure, whose print width is checked;
     # test_figures_build builds every artifact from the same kind of store.
