@@ -146,8 +146,10 @@ bench-agreement: install
 # shapes, one core per fit -> the store runs/scale/ (one file per cell; a rerun resumes) and its tables;
 # published to figures/tables/scale_benchmark.{md,tex,json}, figures/scale_benchmark.{pdf,png} only when
 # the store holds the whole default grid measured by one commit.
-# Then the hard shapes (--hard: indian_pines- and madeline-like data beside the publication's seconds, and
-# indian_pines's model at d = 1,000-4,000). Where torch with CUDA imports, a GPU column (solver auto+torch).
+# Then the hard shapes (--hard: indian_pines- and madeline-like data beside the publication's seconds,
+# indian_pines's model at d = 1,000-4,000, and with its columns scaled onto [-1, 1] at d = 187 and 1,000).
+# Where torch with CUDA imports, a GPU column (solver auto+torch). Run it on an idle machine: its figures
+# are CPU seconds, which another busy process on the same cores inflates (measured: about 3x at load 2.4).
 # Smaller grids: make bench-scale SCALE_ARGS="--dims 100,200 --rhos 1 --timeout 60"; two fits at once: --jobs 2
 SCALE_ARGS ?=
 .PHONY: bench-scale
