@@ -122,27 +122,6 @@ def test_configured_main_data_sets_are_ordered_by_d_and_absent_ones_reported(ded
     assert datasets_by_d(df, only=("ibm", "adult", "spambase")) == ["adult", "ibm"]
 
 
-@pytest.mark.slow
-def test_everything_builds_from_the_quick_experiment_alone_by_the_command_line(tmp_path, capsys):
-    write_synthetic_store(tmp_path / "runs", experiments=["quick"], datasets=("adult",),
-                          rhos=(0.1, 1.0), trials=2)
-    out = tmp_path / "figures"
-    (out / "tables").mkdir(parents=True)
-    (out / "tables" / "datasets.md").write_text("| key | n | d |\n|---|---:|---:|\n| adult | 48842 | 6 |\n")
-    assert cli(["--runs", str(tmp_path / "runs"), "--out", str(out), "--spread", "sd"]) == 0
-    _check_files(expected_files(out, **FROM_QUICK))  # PDF and PNG
-    report = (out / "REPORT.md").read_text(encoding="utf-8")
-    assert "| adult | 48842 | 6 |" in report
-    assert report.count("## Not built") == 1 and "no results table for main_strict" in report
-    assert "band: ±1 standard deviation" in report
-    # "built   NAME from SOURCE[, gaps]: files"
-    built = {name: src.rstrip(",:") for name, _, src in (ln.split()[1:4] for ln in capsys.readouterr().out.splitlines()
-                                                        if ln.startswith("built "))}
-    assert built["main_comparison"] == "quick"
-    # every artifact the quick recipe can feed is drawn from it alone
-    assert {src for name, src in built.items() if name not in ("datasets", *NOT_FROM_QUICK)} == {"quick"}
-
-
 def test_no_results_skips_everything_with_reasons(tmp_path):
     log = build_all(tmp_path / "runs", tmp_path / "figures")
     report = write_report(log).read_text(encoding="utf-8")
@@ -319,15 +298,27 @@ def test_zero_values_stay_visible():
 HARNESS_QUICK = Path(__file__).parent / "data" / "harness_quick_results.parquet"
 
 
-def test_everything_builds_from_the_harness_quick_output(tmp_path):
+@pytest.mark.slow
+def test_everything_builds_from_the_harness_quick_output_alone_by_the_command_line(tmp_path, capsys):
     runs = tmp_path / "runs"
     (runs / "quick").mkdir(parents=True)
     shutil.copy(HARNESS_QUICK, runs / "quick" / "results.parquet")
     out = tmp_path / "figures"
-    assert cli(["--runs", str(runs), "--out", str(out), "--formats", "png"]) == 0
-    _check_files(expected_files(out, formats=("png",), **FROM_QUICK))
+    (out / "tables").mkdir(parents=True)
+    (out / "tables" / "datasets.md").write_text("| key | n | d |\n|---|---:|---:|\n| adult | 48842 | 6 |\n")
+    assert cli(["--runs", str(runs), "--out", str(out), "--spread", "sd"]) == 0
+    _check_files(expected_files(out, **FROM_QUICK))  # PDF and PNG
+    # "built   NAME from SOURCE[, gaps]: files"
+    built = {name: src.rstrip(",:") for name, _, src in (ln.split()[1:4] for ln in capsys.readouterr().out.splitlines()
+                                                        if ln.startswith("built "))}
+    assert built["main_comparison"] == "quick"
+    # every artifact the quick recipe can feed is drawn from it alone
+    assert {src for name, src in built.items() if name not in ("datasets", *NOT_FROM_QUICK)} == {"quick"}
     raw = pd.read_parquet(HARNESS_QUICK)
     report = (out / "REPORT.md").read_text(encoding="utf-8")
+    assert "| adult | 48842 | 6 |" in report
+    assert report.count("## Not built") == 1 and "no results table for main_strict" in report
+    assert "band: ±1 standard deviation" in report
     ok = int((raw["status"] == "ok").sum())
     assert f"`quick` ({len(raw)} trials: {ok} ok, {len(raw) - ok} failed)" in report
     for _, row in raw[raw["status"] == "failed"].drop_duplicates("dataset").iterrows():
