@@ -351,7 +351,7 @@ def test_solver_ratio_tables_are_filled_with_newton_as_the_reference(dedicated):
 
 
 def test_runtime_table_and_components_figure_carry_ipm_beside_newton(tmp_path):
-    write_synthetic_store(tmp_path / "runs", experiments=("runtime", "components"))
+    write_synthetic_store(tmp_path / "runs", experiments=("runtime", "components"), datasets=("communities_crime",))
     log = build_all(tmp_path / "runs", tmp_path / "out", FiguresConfig(formats=("png",)),
                     artifacts=_only("runtime", "components"))
     runtime = (tmp_path / "out" / "tables" / "runtime.md").read_text(encoding="utf-8")
