@@ -155,15 +155,13 @@ def compare_numeric(ours: pd.DataFrame, published: pd.DataFrame, *, value: str, 
 
 
 def _numeric_text(data: pd.DataFrame, name: str, what: str, dist: Distance) -> Table:
-    d = dict(zip(data["dataset"], data["d_printed"]))
+    dims_printed = {k: int(v) for k, v in zip(data["dataset"], data["d_printed"]) if np.isfinite(v)}
     order = list(dict.fromkeys(data["dataset"]))
-    rhos = sorted(data["rho"].unique())
-    text = pd.DataFrame(MISSING, index=[dataset_row_label(x, {k: int(v) for k, v in d.items()
-                                                               if np.isfinite(v)}) for x in order],
-                        columns=[rho_label(r) for r in rhos])
-    text.index.name = "data set (published d)"
-    labels = dict(zip(order, text.index))
-    for _, row in data.iterrows():
+    columns = [rho_label(r) for r in sorted(data["rho"].unique())]
+    cells: dict[str, dict[str, str]] = {x: {} for x in order}
+    # Plain records, not pandas rows: a table of a few hundred cells is drawn many times (each
+    # replicate check of the tests), and per-row indexing was most of its cost.
+    for row in data[["dataset", "rho", "published", "published_se", "ours", "sem", "ratio"]].to_dict("records"):
         pub = fmt_sig(row["published"])
         if np.isfinite(row["published_se"]):
             pub += f" ± {fmt_sig(row['published_se'], 2)}"
@@ -172,7 +170,10 @@ def _numeric_text(data: pd.DataFrame, name: str, what: str, dist: Distance) -> T
         else:
             sem = fmt_sig(row["sem"], 2) if np.isfinite(row["sem"]) else "n/a"
             cell = f"{pub} / {fmt_sig(row['ours'])} ± {sem} ({fmt_sig(row['ratio'], 2)}×)"
-        text.loc[labels[row["dataset"]], rho_label(row["rho"])] = cell
+        cells[row["dataset"]][rho_label(row["rho"])] = cell
+    text = pd.DataFrame([[cells[x].get(c, MISSING) for c in columns] for x in order],
+                        index=[dataset_row_label(x, dims_printed) for x in order], columns=columns, dtype=object)
+    text.index.name = "data set (published d)"
     caption = (f"{what}: published (± its standard error where printed) / ours ± standard error over "
                f"trials (ours ÷ published). {dist.summary()}.")
     if dist.replicate is not None:
