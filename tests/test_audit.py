@@ -158,6 +158,7 @@ def test_the_small_audit_covers_every_mechanism_and_broken_control():
 
 
 # One test per case (not one fixture for all), so that parallel workers share the audit's draws.
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_small_audit_finds_no_violation_and_catches_every_broken_control(case):
     row = audit_case(case, SMALL.get(case.name, SMALL_DEFAULT), power_reps=0)  # the power is tested above

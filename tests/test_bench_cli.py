@@ -208,6 +208,7 @@ def _running(pid: int) -> bool:
     return "\nState:\tZ" not in status  # a zombie has ended; only its exit status is left
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum, group", [(signal.SIGTERM, False), (signal.SIGINT, True)])
 def test_a_signal_ends_the_run_cleanly_and_it_resumes(tmp_path, capsys, signum, group):
     # pgd1 at its tight preset takes ~0.1-1 s a cell on these data: slow enough to be stopped in the middle.

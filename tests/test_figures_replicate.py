@@ -34,6 +34,7 @@ def _compare(cells):
                              what="test", preprocessing="paper", se="published_se")
 
 
+@pytest.mark.slow
 def test_an_exact_replicate_scores_as_the_closed_form_says():
     counts = {"within 10 %": [], "within 25 %": [], "beyond 3 SE": []}
     for seed in range(40):

@@ -153,6 +153,7 @@ def dask_cluster(tmp_path):
             log.close()
 
 
+@pytest.mark.slow
 def test_dask_scheduler_and_worker_processes_give_the_local_bits(tmp_path, dask_cluster):
     from paceggm.bench.collect import collect
     from paceggm.bench.config import compose_config, to_plain

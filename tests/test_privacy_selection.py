@@ -128,6 +128,7 @@ def test_the_estimator_selects_with_either_sampler_and_spends_the_same():
         pace_ggm(X, rho=1.0, sampler="uniform")
 
 
+@pytest.mark.slow
 def test_first_round_selection_matches_the_mechanism_over_fits():
     # The first selected pair of whole fits, over many seeds, against the exact softmax of
     # each fit's first-round scores (the estimate is then its noisy measured diagonal).

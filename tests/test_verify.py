@@ -53,6 +53,7 @@ def _sampled(table):
     return V.sample(table, per_stratum=2, per_stratum_inexact=4)
 
 
+@pytest.mark.slow
 def test_a_faithful_rerun_is_within_tolerance_and_reported_per_solver(tmp_path, committed, capsys):
     status, out = _verify(tmp_path, committed, "--out", str(tmp_path / "verify.md"), "--jobs", "2",
                           "--rows", str(tmp_path / "rows.parquet"), capsys=capsys)
