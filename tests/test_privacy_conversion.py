@@ -7,8 +7,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from paceggm.privacy import approx_dp_to_zcdp, zcdp_to_approx_dp
-from paceggm.privacy.accounting import _ln_bounds
+from paceggm.privacy import accounting, approx_dp_to_zcdp, ledger, zcdp_to_approx_dp
+from paceggm.privacy.accounting import _g_upper, _ln_bounds, _standard_holds
 
 # 60 pairs spread over ε in [1e-3, 50] and δ in [1e-15, 0.3], fixed.
 _RNG = np.random.default_rng(20261127)
@@ -48,6 +48,56 @@ def test_rational_log_bounds_enclose_the_logarithm():
         exact = mpmath.log(mpmath.mpf(x.numerator) / x.denominator)
         assert mpmath.mpf(lo.numerator) / lo.denominator <= exact <= mpmath.mpf(hi.numerator) / hi.denominator
         assert float(hi - lo) <= 1e-25 * max(1.0, abs(float(lo)))
+
+
+def _mp(mpmath, q):
+    return mpmath.mpf(q.numerator) / q.denominator
+
+
+def test_the_certified_term_bounds_g_from_above_in_high_precision():
+    """``_g_upper(u, L)`` >= ``g(1 + u) = (L + u ln(u/(1+u)) − ln(1+u)) / u``, evaluated at 1000 bits, over
+    orders from a − 1 = 2⁻⁴⁰ to 10¹²: the bound the certification of ε(ρ) rests on. Each logarithm is
+    bounded to ~2⁻⁹⁶ of itself, so the bound is within 2⁻⁹⁰ of the size of the terms it adds."""
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.prec = 1000
+    for u in [Fraction(2.0**-40), Fraction(1e-6), Fraction(1, 2), Fraction(3), Fraction(1e6), Fraction(1e12)]:
+        for L in [Fraction(1, 3), Fraction(23), _ln_bounds(Fraction(10**6))[1]]:
+            m_u, m_L = _mp(mpmath, u), _mp(mpmath, L)
+            log_ratio, log_a = mpmath.log(m_u / (1 + m_u)), mpmath.log(1 + m_u)
+            exact = (m_L + m_u * log_ratio - log_a) / m_u
+            bound = _mp(mpmath, _g_upper(u, L))
+            assert exact <= bound, (u, L)
+            assert bound - exact <= mpmath.mpf(2) ** -90 * (m_L + m_u * abs(log_ratio) + log_a) / m_u, (u, L)
+
+
+def test_the_standard_bound_check_is_exact_at_its_boundary():
+    """``_standard_holds(ρ, ε, L)`` is ``ρ + 2 sqrt(ρ L) <= ε`` in exact arithmetic: true where the two sides
+    are equal (ρ = 1/4, L = 1, ε = 5/4; and ρ = ε with L = 0), false a 2⁻²⁰⁰ further."""
+    tiny = Fraction(1, 2**200)
+    assert _standard_holds(Fraction(1, 4), Fraction(5, 4), Fraction(1))
+    assert not _standard_holds(Fraction(1, 4), Fraction(5, 4) - tiny, Fraction(1))
+    assert not _standard_holds(Fraction(1, 4), Fraction(5, 4), Fraction(1) + tiny)
+    assert _standard_holds(Fraction(1, 2), Fraction(1, 2), Fraction(0))
+    assert not _standard_holds(Fraction(1, 2), Fraction(1, 2), tiny)
+    assert not _standard_holds(Fraction(1, 2) + tiny, Fraction(1, 2), Fraction(0))
+
+
+@pytest.mark.parametrize("at_most, at_least", [
+    (accounting._float_at_most, accounting._float_at_least),
+    (ledger._float_at_most, None),
+])
+def test_directed_rounding_gives_the_nearest_float_on_the_safe_side(at_most, at_least):
+    """``_float_at_most(q)`` is the largest double <= q, ``_float_at_least(q)`` the smallest >= q: a
+    double q comes back unchanged, anything else as the neighbour on the safe side."""
+    cases = [Fraction(1, 3), Fraction(2, 3), Fraction(0.1), Fraction(1), Fraction(5e-324), Fraction(1, 10**400),
+             Fraction(1e300) + Fraction(1, 7), Fraction(-1, 3), Fraction(7, 2**60) + Fraction(1, 2**200)]
+    for q in cases:
+        low = at_most(q)
+        assert Fraction(low) <= q < Fraction(math.nextafter(low, math.inf)), q
+        if at_least is not None:
+            high = at_least(q)
+            assert Fraction(math.nextafter(high, -math.inf)) < q <= Fraction(high), q
+            assert (low == high) == (Fraction(low) == q)
 
 
 @pytest.mark.parametrize("epsilon, delta", PAIRS[:30])
