@@ -35,6 +35,17 @@ def _X(n=600, d=3, seed=0):
     return np.random.default_rng(seed).uniform(-1, 1, size=(n, d))
 
 
+@pytest.fixture(autouse=True)
+def _no_worker_outlives_its_test():
+    """joblib's loky workers are shut down after each test rather than left to exit when idle, minutes later,
+    in whatever runs next in the process (a harness that waits on its own children, as mutmut does)."""
+    yield
+    from joblib.externals.loky import reusable_executor
+
+    if reusable_executor._executor is not None:
+        reusable_executor._executor.shutdown(wait=True)
+
+
 @pytest.fixture
 def file_accountant(tmp_path):
     return FileZCDPAccountant(tmp_path / "budget.jsonl", budget=4.0)

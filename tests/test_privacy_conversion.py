@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from paceggm.privacy import accounting, approx_dp_to_zcdp, ledger, zcdp_to_approx_dp
-from paceggm.privacy.accounting import _g_upper, _ln_bounds, _standard_holds
+from paceggm.privacy.accounting import _atanh_series, _g_upper, _ln_bounds, _standard_holds
 
 # 60 pairs spread over ε in [1e-3, 50] and δ in [1e-15, 0.3], fixed.
 _RNG = np.random.default_rng(20261127)
@@ -48,6 +48,18 @@ def test_rational_log_bounds_enclose_the_logarithm():
         exact = mpmath.log(mpmath.mpf(x.numerator) / x.denominator)
         assert mpmath.mpf(lo.numerator) / lo.denominator <= exact <= mpmath.mpf(hi.numerator) / hi.denominator
         assert float(hi - lo) <= 1e-25 * max(1.0, abs(float(lo)))
+
+
+def test_the_series_encloses_twice_atanh_before_any_rounding():
+    """``_atanh_series(z)`` = partial sum ± a bound on the tail of ``2 atanh(z)``, for ``|z| <= 1/3``: the
+    exact value (2000 bits) lies inside, and the series stops once the tail is below ~2⁻¹⁰⁴ of the sum."""
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.prec = 2000
+    for z in [Fraction(1, 3), Fraction(-1, 3), Fraction(2, 7), Fraction(-1, 5), Fraction(1, 10**6), Fraction(-3, 2**40)]:
+        lo, hi = _atanh_series(z)
+        exact = 2 * mpmath.atanh(_mp(mpmath, z))
+        assert _mp(mpmath, lo) <= exact <= _mp(mpmath, hi), z
+        assert _mp(mpmath, hi - lo) <= mpmath.mpf(2) ** -100 * abs(exact), z
 
 
 def _mp(mpmath, q):
@@ -105,8 +117,13 @@ def test_exact_inverse_never_exceeds_epsilon_in_high_precision(epsilon, delta):
     mpmath = pytest.importorskip("mpmath")
     mpmath.mp.dps = 60
     rho = approx_dp_to_zcdp(epsilon, delta)
-    assert _mp_exact_epsilon(mpmath, rho, delta) <= mpmath.mpf(epsilon)
+    exact = _mp_exact_epsilon(mpmath, rho, delta)
+    assert exact <= mpmath.mpf(epsilon)
     assert zcdp_to_approx_dp(rho, delta) <= epsilon
+    # The forward conversion is above the exact value by no more than the float noise of its objective at
+    # the order it found (a few hundred ulps where aρ and g(a) nearly cancel): the order is found to the
+    # noise, not to a looser tolerance of the search, which shows as ~1e-12.
+    assert zcdp_to_approx_dp(rho, delta) - exact <= 1e-13 * exact
     # and it is the largest such ρ to within 1e-9 (relative)
     assert _mp_exact_epsilon(mpmath, rho * (1 + 1e-9), delta) > mpmath.mpf(epsilon)
     # the standard inverse, checked the same way
