@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from paceggm.privacy import accounting, approx_dp_to_zcdp, ledger, zcdp_to_approx_dp
-from paceggm.privacy.accounting import _atanh_series, _g_upper, _ln_bounds, _standard_holds
+from paceggm.privacy.accounting import CONVERSIONS, _atanh_series, _g_upper, _ln_bounds, _standard_holds
 
 # 60 pairs spread over ε in [1e-3, 50] and δ in [1e-15, 0.3], fixed.
 _RNG = np.random.default_rng(20261127)
@@ -189,6 +189,10 @@ def test_extreme_values():
     assert zcdp_to_approx_dp(1e-300, 1e-6) == 0.0  # (0, δ)-DP already holds
     with pytest.raises(ValueError, match="beyond the range of a double"):
         zcdp_to_approx_dp(1.7976931348623157e308, 1e-300)
+    # ε = the largest double: the standard inverse's square rounds past it (it raised OverflowError)
+    for method in CONVERSIONS:
+        rho = approx_dp_to_zcdp(1.7976931348623157e308, 1e-6, method=method)
+        assert 0 < rho < 1.7976931348623157e308 and zcdp_to_approx_dp(rho, 1e-6, method=method) <= 1.7976931348623157e308
 
 
 @pytest.mark.parametrize("epsilon, delta, error, match", [
@@ -203,9 +207,14 @@ def test_extreme_values():
     (1.0, Fraction(3, 2), ValueError, "open interval"),
     (1.0, Fraction(1, 10**400), ValueError, "below the smallest double"),
     (1e-320, 0.5, None, None),
+    # the whole message: what is wrong, with the value or type given
+    ("1", 1e-6, TypeError, r"^epsilon must be a real number \(int, float, NumPy scalar or Fraction\), got str$"),
+    (1.0, 0.0, ValueError, r"^delta must be a number in the open interval \(0, 1\), got 0\.0$"),
+    (Fraction(10**400), 1e-6, ValueError, r"^epsilon=Fraction\(10+, 1\) is beyond the range of a double$"),
+    (1.7976931348623157e308, 1e-6, None, None),  # the largest double is a valid (huge) budget
 ])
 def test_bad_inputs_get_clear_errors(epsilon, delta, error, match):
-    if error is None:  # a subnormal ε is still a valid, tiny budget
+    if error is None:  # a subnormal ε is still a valid, tiny budget; the largest double a huge one
         assert approx_dp_to_zcdp(epsilon, delta) > 0
         return
     with pytest.raises(error, match=match):
