@@ -318,6 +318,21 @@ def test_a_plain_ledger_is_refused_as_an_accountant():
     assert ledger.spent == 0.0
 
 
+def test_what_may_be_an_accountant_is_said_in_full():
+    from paceggm.privacy.accountant import check_accountant
+
+    with pytest.raises(TypeError) as err:
+        check_accountant(ZCDPLedger(1.0))
+    assert str(err.value) == (
+        "accountant must be a ZCDPAccountant or a FileZCDPAccountant, not a ZCDPLedger: a ledger is one run's "
+        "record, and clone, pickling and every worker would copy it into a fresh budget. Pass "
+        "paceggm.privacy.ZCDPAccountant(budget) (one process) or FileZCDPAccountant(path, budget) (several processes)")
+    with pytest.raises(TypeError) as err:
+        check_accountant({"budget": 1.0})
+    assert str(err.value) == ("accountant must be a paceggm.privacy.ZCDPAccountant, a FileZCDPAccountant or None, "
+                              "got dict")
+
+
 def test_file_accountant_refuses_mismatched_budget_missing_file_and_damage(tmp_path):
     path = tmp_path / "b.jsonl"
     with pytest.raises(FileNotFoundError, match="budget="):
