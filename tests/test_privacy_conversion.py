@@ -48,6 +48,9 @@ def test_rational_log_bounds_enclose_the_logarithm():
         exact = mpmath.log(mpmath.mpf(x.numerator) / x.denominator)
         assert mpmath.mpf(lo.numerator) / lo.denominator <= exact <= mpmath.mpf(hi.numerator) / hi.denominator
         assert float(hi - lo) <= 1e-25 * max(1.0, abs(float(lo)))
+    for x in (Fraction(0), Fraction(-1, 3)):
+        with pytest.raises(ValueError, match="^ln of a non-positive number$"):
+            _ln_bounds(x)
 
 
 def test_the_series_encloses_twice_atanh_before_any_rounding():
