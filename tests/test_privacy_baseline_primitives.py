@@ -151,6 +151,10 @@ def test_one_variable_is_allowed_and_none_is_refused_by_name():
 
 
 def test_sensitivities_reject_bad_input():
+    # n is a count: any integer type (NumPy's too), never a float
+    assert entry_sensitivity(n=np.int64(4), bound=1.0) == entry_sensitivity(n=4, bound=1.0) == 0.5
+    with pytest.raises(TypeError, match=r"^n must be an integer, got float$"):
+        entry_sensitivity(n=4.0, bound=1.0)
     with pytest.raises(ValueError, match="norm"):
         distinct_entries_sensitivity(n=3, d=2, bound=1.0, norm="l1")
     with pytest.raises(ValueError, match="d must be"):
