@@ -159,8 +159,10 @@ def test_sensitivities_reject_bad_input():
         distinct_entries_sensitivity(n=3, d=2, bound=1.0, norm="l1")
     with pytest.raises(ValueError, match="d must be"):
         trace_sensitivity(n=3, d=0, bound=1.0)
-    with pytest.raises(ValueError, match="bound"):
+    with pytest.raises(ValueError, match=r"^bound must be a finite number > 0, got -1\.0$"):
         spectral_sensitivity(n=3, d=2, bound=-1.0)
+    with pytest.raises(ValueError, match=r"^n must be >= 1, got 0$"):
+        entry_sensitivity(n=0, bound=1.0)
     with pytest.raises(ValueError, match=r"^bound_y must be a finite number > 0, got 0.0$"):
         cross_moment_sensitivity(n=3, bound_x=1.0, bound_y=0.0)
 
