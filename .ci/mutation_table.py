@@ -2,7 +2,8 @@
 
 Run by ``make mutation`` after ``mutmut run``. The reasons are kept by hand in
 ``.ci/mutation_reasons.json`` (mutant name -> why it is equivalent, or which test should
-kill it); a survivor without one is listed as unexplained and the command exits 1.
+kill it); a survivor without one is listed as unexplained and the command exits 1. A mutant no
+selected test reaches ("no tests") is a gap too, held to the same rule.
 
     python .ci/mutation_table.py --out docs/mutation.md PATTERN...
 """
@@ -55,7 +56,8 @@ def main(argv=None) -> int:
     status = results(args.patterns)
     reasons = json.loads(REASONS.read_text()) if REASONS.exists() else {}
     counts = collections.Counter(status.values())
-    survivors = sorted(n for n, s in status.items() if s == "survived")
+    # A mutant no selected test runs is as uncaught as a survivor: each needs a test or a reason.
+    survivors = sorted(n for n, s in status.items() if s in ("survived", "no tests"))
     unexplained = [n for n in survivors if n not in reasons]
     lines = [
         "# Mutation testing",
@@ -69,10 +71,10 @@ def main(argv=None) -> int:
         "",
         "Scope: " + ", ".join(f"`{p}`" for p in args.patterns),
         "",
-        "| mutants | killed | survived | timeout | other |",
-        "|---:|---:|---:|---:|---:|",
-        f"| {len(status)} | {counts['killed']} | {counts['survived']} | {counts['timeout']} | "
-        f"{len(status) - counts['killed'] - counts['survived'] - counts['timeout']} |",
+        "| mutants | killed | survived | timeout | no tests | other |",
+        "|---:|---:|---:|---:|---:|---:|",
+        f"| {len(status)} | {counts['killed']} | {counts['survived']} | {counts['timeout']} | {counts['no tests']} | "
+        f"{len(status) - counts['killed'] - counts['survived'] - counts['timeout'] - counts['no tests']} |",
         "",
         "A timeout is a mutant that made the tests run far longer than without it (an endless loop):",
         "caught, though not by an assertion.",
@@ -85,23 +87,24 @@ def main(argv=None) -> int:
     lines += [
         "## Survivors",
         "",
-        "| mutant | change | why it survives |",
-        "|---|---|---|",
+        "| mutant | status | change | why it survives |",
+        "|---|---|---|---|",
     ]
     for name in survivors:
-        lines.append(f"| `{name}` | {diff_line(name)} | {reasons.get(name, '**unexplained**')} |")
+        lines.append(f"| `{name}` | {status[name]} | {diff_line(name)} | {reasons.get(name, '**unexplained**')} |")
     if not survivors:
-        lines.append("| — | — | — |")
+        lines.append("| — | — | — | — |")
     others = collections.Counter((n.rpartition("__mutmut_")[0], s) for n, s in status.items()
-                                 if s not in ("killed", "survived", "timeout"))
+                                 if s not in ("killed", "survived", "timeout", "no tests"))
     if others:
-        lines += ["", "## Not decided (not run, or no test covers them)", "", "| function | status | mutants |",
+        lines += ["", "## Not decided (not run yet, or not classified)", "", "| function | status | mutants |",
                   "|---|---|---:|"]
         lines += [f"| `{f}` | {s} | {k} |" for (f, s), k in sorted(others.items())]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print(f"{len(status)} mutants: {counts['killed']} killed, {counts['survived']} survived "
-          f"({len(unexplained)} unexplained), {counts['timeout']} timeout -> {args.out}")
+    print(f"{len(status)} mutants: {counts['killed']} killed, {counts['survived']} survived and "
+          f"{counts['no tests']} with no tests ({len(unexplained)} unexplained), {counts['timeout']} timeout, "
+          f"{sum(others.values())} not decided -> {args.out}")
     return 1 if unexplained else 0
 
 

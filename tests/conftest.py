@@ -62,6 +62,17 @@ REGRESSION = [AdaSSP, PACEGGMRegression]
 ALL = COVARIANCE + REGRESSION
 
 
+@pytest.fixture(autouse=True)
+def _conversions_computed_afresh():
+    """Each test computes the (ε, δ) ↔ ρ conversions it calls, not an answer memoised by an earlier test
+    (``_epsilon`` and ``_rho`` are cached): a test exercises the code it names whatever ran before it
+    in the process, as under mutation testing, where every run forks from one that ran the suite."""
+    from paceggm.privacy import accounting
+
+    accounting._epsilon.cache_clear()
+    accounting._rho.cache_clear()
+
+
 def bounded_gaussian(n: int, d: int, seed: int) -> np.ndarray:
     """Correlated Gaussian rows scaled so that every |x_ij| <= 1."""
     rng = np.random.default_rng(seed)

@@ -7,6 +7,7 @@ number of fits that ran times their ρ, or the fit was refused with nothing spen
 """
 
 import multiprocessing
+import os
 import pickle
 import subprocess
 import sys
@@ -25,13 +26,24 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 from paceggm import PACEGGM
 from paceggm.baselines import SSP
 from paceggm.exceptions import AccountantUnavailableError, BudgetExceededError, PrivacyBudgetWarning
-from paceggm.privacy import FileZCDPAccountant, ZCDPAccountant, ZCDPLedger
+from paceggm.privacy import Charge, FileZCDPAccountant, ZCDPAccountant, ZCDPLedger
 
 RHO = 0.125  # a power of two: sums of it are exact floats, so a.spent == k * RHO exactly
 
 
 def _X(n=600, d=3, seed=0):
     return np.random.default_rng(seed).uniform(-1, 1, size=(n, d))
+
+
+@pytest.fixture(autouse=True)
+def _no_worker_outlives_its_test():
+    """joblib's loky workers are shut down after each test rather than left to exit when idle, minutes later,
+    in whatever runs next in the process (a harness that waits on its own children, as mutmut does)."""
+    yield
+    from joblib.externals.loky import reusable_executor
+
+    if reusable_executor._executor is not None:
+        reusable_executor._executor.shutdown(wait=True)
 
 
 @pytest.fixture
@@ -226,6 +238,76 @@ def test_forked_child_refuses():
     assert "forked process" in message and a.spent == 0.0
 
 
+def test_a_detached_copy_says_where_it_was_made_and_how_to_charge_the_one_budget(monkeypatch):
+    copy = pickle.loads(pickle.dumps(ZCDPAccountant(1.0)))  # the original is gone
+    with pytest.raises(AccountantUnavailableError) as err:
+        copy.charge(RHO, "fit")
+    message = str(err.value)
+    assert message.startswith(
+        "this ZCDPAccountant is a copy made by pickling (in a joblib/loky or dask worker, or an estimator saved "
+        "and loaded elsewhere): charging it would start a fresh budget, so the fit is refused and nothing is spent")
+    assert "n_jobs=1" in message and "FileZCDPAccountant(path, budget)" in message
+    assert copy.spent == 0.0 and copy.charges == ()
+    # A forked child holds the object itself, in a process with another id (the fork, without forking).
+    a, pid = ZCDPAccountant(1.0), os.getpid()
+    with monkeypatch.context() as m:
+        m.setattr(os, "getpid", lambda: pid + 1)
+        assert a.detached
+        with pytest.raises(AccountantUnavailableError) as err:
+            a.charge(RHO, "fit")
+    assert str(err.value).startswith("this ZCDPAccountant is a copy in a forked process: charging it would start a "
+                                     "fresh budget, so the fit is refused and nothing is spent")
+    assert not a.detached and a.spent == 0.0 and a.charges == ()
+
+
+def test_an_accountant_records_each_charge_with_its_purpose_and_shows_its_state():
+    a = ZCDPAccountant(1.0)
+    a.charge(0.25, "fit A")
+    a.charge(RHO, "fit B")
+    assert a.charges == (Charge(0.25, "fit A"), Charge(RHO, "fit B"))
+    assert a.by_purpose() == {"fit A": 0.25, "fit B": RHO}
+    assert repr(a) == "ZCDPAccountant(budget=1.0, spent=0.375, charges=2)"
+    copy = pickle.loads(pickle.dumps(ZCDPAccountant(2.0)))
+    assert repr(copy) == "ZCDPAccountant(budget=2.0, spent=0.0, charges=0, detached)"
+
+
+def test_each_pickle_in_the_process_comes_back_as_its_own_accountant():
+    a, b = ZCDPAccountant(1.0), ZCDPAccountant(2.0)
+    assert pickle.loads(pickle.dumps(a)) is a and pickle.loads(pickle.dumps(b)) is b
+
+
+@pytest.mark.parametrize(("read", "expected"), [
+    ("spent", 0.25), ("spent_exact", Fraction(1, 4)), ("remaining", 0.75),
+    ("charges", (Charge(0.25, "x"),)), ("by_purpose", {"x": 0.25}),
+])
+def test_file_accountant_readers_share_the_lock_and_a_charge_waits_for_them(tmp_path, read, expected):
+    import fcntl
+
+    a = FileZCDPAccountant(tmp_path / "b.jsonl", budget=1.0)
+    a.charge(0.25, "x")
+    got, charged = [], threading.Event()
+
+    def charge():
+        a.charge(RHO, "y")
+        charged.set()
+
+    with open(a.path, "rb") as fh:
+        fcntl.flock(fh, fcntl.LOCK_SH)  # another reader holds the file
+        reader = threading.Thread(target=lambda: got.append(a.by_purpose() if read == "by_purpose" else getattr(a, read)))
+        reader.start()
+        reader.join(timeout=10)
+        read_alongside = not reader.is_alive()
+        writer = threading.Thread(target=charge)
+        writer.start()
+        charged_alongside = charged.wait(timeout=0.3)
+    reader.join()
+    writer.join()
+    assert read_alongside, f"reading {read} waited for another reader: it took the exclusive lock"
+    assert got == [expected]
+    assert not charged_alongside, "a charge went ahead while a reader held the file: it took a shared lock"
+    assert a.spent == 0.25 + RHO
+
+
 # --- what may be an accountant ---------------------------------------------------------------
 
 
@@ -234,6 +316,21 @@ def test_a_plain_ledger_is_refused_as_an_accountant():
     with pytest.raises(TypeError, match="not a ZCDPLedger"):
         SSP(rho=RHO, accountant=ledger).fit(_X())
     assert ledger.spent == 0.0
+
+
+def test_what_may_be_an_accountant_is_said_in_full():
+    from paceggm.privacy.accountant import check_accountant
+
+    with pytest.raises(TypeError) as err:
+        check_accountant(ZCDPLedger(1.0))
+    assert str(err.value) == (
+        "accountant must be a ZCDPAccountant or a FileZCDPAccountant, not a ZCDPLedger: a ledger is one run's "
+        "record, and clone, pickling and every worker would copy it into a fresh budget. Pass "
+        "paceggm.privacy.ZCDPAccountant(budget) (one process) or FileZCDPAccountant(path, budget) (several processes)")
+    with pytest.raises(TypeError) as err:
+        check_accountant({"budget": 1.0})
+    assert str(err.value) == ("accountant must be a paceggm.privacy.ZCDPAccountant, a FileZCDPAccountant or None, "
+                              "got dict")
 
 
 def test_file_accountant_refuses_mismatched_budget_missing_file_and_damage(tmp_path):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,6 +15,7 @@ from paceggm.bench.figures import style
 from paceggm.bench.fitted import FitRecord, read_fit
 from paceggm.bench.methods import METHODS, MethodSpec, MethodStyle, register, resolve
 from paceggm.bench.runner import run_sweep, store_for
+from paceggm.bench.schema import SPEND_RTOL
 from paceggm.privacy import gaussian_sigma
 
 from conftest import bounded_gaussian
@@ -165,6 +168,8 @@ class Overspending(NoisyDiagonal):
 @pytest.mark.parametrize(("overspend", "refused"), [
     (1.0, False),  # exactly the budget
     (1.0 + 1e-12, False),  # the ledger's float rounding of a sum of charges (far below any privacy meaning)
+    (1.0 + SPEND_RTOL, False),  # the slack itself is allowed (rho = 0.5 scales both sides exactly) ...
+    (math.nextafter(1.0 + SPEND_RTOL, 2.0), True),  # ... one float above it is not
     (1.0 + 1e-6, True),
     (2.0, True),
 ])

@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from paceggm import PACEGGM, reconstruct
+from paceggm import reconstruct
 from paceggm.exceptions import ConvergenceWarning
 from paceggm.reconstruction import solver_defaults
 
@@ -49,95 +49,6 @@ def test_ipm_default_budget_is_its_stopping_rule_and_says_so():
     exact = reconstruct(y, lam, solver="newton").covariance
     assert not rec.converged
     assert np.linalg.norm(rec.covariance - exact) <= 1e-3 * np.linalg.norm(exact)
-
-
-def test_estimator_records_convergence_per_round():
-    X = bounded_gaussian(2000, 5, seed=1)
-    with pytest.warns(ConvergenceWarning):
-        capped = PACEGGM(rho=1.0, solver="ipm", solver_options={"maxiter": 2, "stage_maxiter": 2},
-                         max_rounds=4, random_state=0).fit(X)
-    assert capped.converged_ is False and not capped.result_.converged
-    assert not any(r.converged for r in capped.history_)
-    assert capped.n_iter_ == sum(r.n_iter for r in capped.history_) > 0
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", ConvergenceWarning)
-        fine = PACEGGM(rho=1.0, max_rounds=4, random_state=0).fit(X)
-    assert fine.converged_ is True and all(r.converged for r in fine.history_)
-    assert fine.n_iter_ == sum(r.n_iter for r in fine.history_) > 0
-
-
-
-def test_newton_flag_follows_where_its_continuation_stopped():
-    # Far from completable measurements and a μ_min below what the continuation reaches:
-    # the answer then comes from an earlier stage, which must be flagged and warned about.
-    from paceggm.reconstruction.newton import solve_newton
-    from paceggm.reconstruction.problem import make_problem, natural_units
-
-    d = 6
-    X = bounded_gaussian(2000, d, seed=0)
-    y = X.T @ X / X.shape[0] + np.random.default_rng(0).normal(scale=0.3, size=(d, d))
-    y = 0.5 * (y + y.T)
-    lam = np.full((d, d), 1e4)
-    options = {"mu_min": 1e-20, "exact_limit": False}
-    scale, lam_unit = natural_units(y, lam)
-    sol = solve_newton(make_problem(y, lam, scale=scale, lam_unit=lam_unit), **options)
-    assert sol.converged == (sol.mu <= options["mu_min"])
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        rec = reconstruct(y, lam, solver="newton", solver_options=options)
-    assert rec.converged == sol.converged
-    assert any(issubclass(w.category, ConvergenceWarning) for w in caught) == (not rec.converged)
-
-
-def test_ipm_presets_name_their_settings_and_options_set_the_stopping_rule():
-    from paceggm.reconstruction.ipm import DEFAULTS, PRESETS, solve_ipm
-    from paceggm.reconstruction.problem import make_problem, natural_units
-
-    y, lam = _measurements(d=8)
-    scale, lam_unit = natural_units(y, lam)
-    p = make_problem(y, lam, scale=scale, lam_unit=lam_unit)
-    default, warm = solve_ipm(p), solve_ipm(p, preset="warm")
-    assert np.array_equal(default.W, warm.W) and default.n_iter == warm.n_iter
-    assert {k: DEFAULTS[k] for k in PRESETS["warm"]} == PRESETS["warm"]
-    # "tight": the settings of the first reproductions, option for option.
-    tight = solve_ipm(p, preset="tight")
-    old = solve_ipm(p, mu_min=1e-8, warm_start=False, stage_maxiter=5000, maxiter=7500, stage_ftol=1e-12,
-                    final_ftol=1e-15, stage_gtol=1e-8, final_gtol=1e-8)
-    assert np.array_equal(tight.W, old.W) and tight.n_iter == old.n_iter and tight.mu == 1e-8
-    assert tight.n_iter > default.n_iter and default.mu == 1e-5
-    # The preset replaces the options it names.
-    assert np.array_equal(solve_ipm(p, preset="tight", maxiter=3).W, tight.W)
-    coarse = solve_ipm(
-        p, mu_min=1e-8, warm_start=False, stage_ftol=1e-6, final_ftol=1e-8, stage_gtol=1e-1, final_gtol=1e-2,
-        stage_maxiter=5000, maxiter=7500)
-    assert 0 < coarse.n_iter < tight.n_iter
-    assert np.linalg.norm(coarse.W - tight.W) > np.linalg.norm(tight.W) * 1e-9  # a different stopping point
-    with pytest.raises(ValueError, match="unknown IPM preset 'fast'.*tight"):
-        solve_ipm(p, preset="fast")
-    assert set(PRESETS["tight"]) <= set(solver_defaults()["ipm"])  # recorded in a run's fingerprint
-
-
-def test_reconstruction_counts_capped_solves_and_the_longest():
-    y, lam = _measurements()
-    lam[2, 3] = lam[3, 2] = 0.0  # two components of 3 indices each
-    with pytest.warns(ConvergenceWarning):
-        rec = reconstruct(y, lam, solver="pgd0", solver_options={"maxiter": 2})
-    assert rec.n_solved == 2 and rec.n_capped == 2 and rec.max_iter == 2
-    fine = reconstruct(y, lam, solver="newton")
-    assert fine.n_capped == 0 and 0 < fine.max_iter <= fine.n_iter
-
-
-def test_estimator_summarises_solves_over_rounds():
-    X = bounded_gaussian(2000, 5, seed=1)
-    with pytest.warns(ConvergenceWarning):
-        capped = PACEGGM(rho=1.0, solver="ipm", solver_options={"maxiter": 2, "stage_maxiter": 2},
-                         max_rounds=4, random_state=0).fit(X)
-    hist = capped.history_
-    assert capped.n_solves_ == sum(r.n_solved for r in hist) >= len(hist)
-    assert capped.n_capped_ == capped.n_solves_  # every solve hit the cap
-    assert capped.max_iter_ == max(r.max_iter for r in hist) > 0
-    fine = PACEGGM(rho=1.0, max_rounds=4, random_state=0).fit(X)
-    assert fine.n_capped_ == 0 and fine.n_solves_ > 0
 
 
 def test_pgd_tight_preset_is_the_committed_setting_and_replaces_tol_and_maxiter():

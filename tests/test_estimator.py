@@ -1,6 +1,7 @@
 """PACE-GGM end to end: budget accounting, statistics, reproducibility, bad input."""
 
 import dataclasses
+import itertools
 import math
 from fractions import Fraction
 
@@ -9,8 +10,8 @@ import pytest
 from scipy import stats
 
 from paceggm import PACEGGM, MeasuredEntries, pace_ggm, reconstruct
-from paceggm.exceptions import PrivacyLeakWarning
-from paceggm.privacy import gaussian_sigma
+from paceggm.exceptions import ConvergenceWarning, PrivacyLeakWarning
+from paceggm.privacy import ZCDPLedger, gaussian_sigma
 from paceggm.reconstruction import SOLVERS, BlockSolution, SolverSpec
 
 from conftest import bounded_gaussian
@@ -62,6 +63,38 @@ def check_budget_path(res, *, rho, alpha, beta, d, T):
         factor = (2.0, 4.0) if prev.annealed else (1.0, 1.0)
         assert cur.rho_select == prev.rho_select * factor[0]
         assert cur.rho_measure == prev.rho_measure * factor[1]
+    return _check_final_round_rule(res, rho=rho, beta=beta, T=T, n_init=d)
+
+
+def _check_final_round_rule(res, *, rho, beta, T, n_init):
+    """The schedule turns final exactly when what is left (the ledger's remainder, rounded down) is below
+    two rounds at the coming budgets, before round 1 as after each round; the final round selects with β
+    of what is left and measures with all the rest. Returns how many decisions fell exactly on the
+    boundary ``left == 2 (ρ_sel + ρ_meas)`` (not final: a strict comparison)."""
+    ledger = ZCDPLedger(rho)
+    for c in res.charges[:n_init]:
+        ledger.charge(c.rho, c.purpose)
+    share = ledger.remaining / T
+    sel, meas = beta * share, (1.0 - beta) * share
+    final = ledger.remaining < 2.0 * (sel + meas)
+    on_boundary = int(ledger.remaining == 2.0 * (sel + meas))
+    rounds = res.charges[n_init:]
+    for r, c_sel, c_meas in zip(res.history, rounds[0::2], rounds[1::2]):
+        assert r.final == final, r
+        if final:
+            assert c_sel.rho == beta * ledger.remaining
+        ledger.charge(c_sel.rho, c_sel.purpose)
+        if final:
+            assert c_meas.rho == ledger.remaining
+        ledger.charge(c_meas.rho, c_meas.purpose)
+        if final:
+            break
+        if r.annealed:
+            sel, meas = 2.0 * sel, 4.0 * meas
+        on_boundary += ledger.remaining == 2.0 * (sel + meas)
+        final = ledger.remaining < 2.0 * (sel + meas)
+    assert final and res.n_rounds == len(res.history)
+    return on_boundary
 
 
 def test_ledger_exact_over_thousands_of_random_paths(jitter_solver):
@@ -92,6 +125,73 @@ def test_ledger_exact_over_thousands_of_random_paths(jitter_solver):
     # rounds on both sides of the threshold close enough that a threshold off by 2x shows.
     assert annealed_any > 300
     assert near["below"] >= 20 and near["above"] >= 20, near
+
+
+def _never_settling_solver():
+    """A post-processing that moves every entry by 10³ (natural units) more at each update than at the
+    last: far more than any σ, so no round anneals and the schedule is the plain one."""
+    calls = itertools.count(1)
+
+    def solve(p, *, init=None):
+        return BlockSolution(W=np.where(p.lam > 0, p.y, 0.0) + 1e3 * next(calls))
+
+    return SolverSpec(solve, max_entropy=False)
+
+
+@pytest.mark.parametrize("T", [2, 4, 8])
+def test_without_annealing_max_rounds_is_the_number_of_rounds(T):
+    """β = 1/2, ρ and the shares powers of two: after T − 2 plain rounds what is left is exactly two rounds'
+    budget, ``left == 2 (ρ_sel + ρ_meas)`` (before round 1 when T = 2), and the rule says not final yet,
+    so T rounds are made, not T − 1."""
+    SOLVERS["never_settles"] = _never_settling_solver()
+    try:
+        X = np.random.default_rng(5).uniform(-1, 1, size=(50, 2))
+        res = pace_ggm(X, rho=1.0, alpha=0.5, beta=0.5, max_rounds=T, solver="never_settles",
+                       use_components=False, random_state=0)
+    finally:
+        del SOLVERS["never_settles"]
+    assert not any(r.annealed for r in res.history)
+    assert res.n_rounds == T
+    assert check_budget_path(res, rho=1.0, alpha=0.5, beta=0.5, d=2, T=T) == 1
+
+
+def test_the_history_records_each_round_as_it_happened(small_data):
+    d = small_data.shape[1]
+    res = pace_ggm(small_data, rho=0.5, max_rounds=6, random_state=3)
+    rounds = res.measurements[d:]
+    assert res.rho == 0.5 and res.n_rounds == len(res.history) == len(rounds)
+    assert [r.round for r in res.history] == list(range(1, res.n_rounds + 1))
+    assert [r.entry for r in res.history] == [m.entry for m in rounds]
+    assert [(r.sigma, r.rho_measure) for r in res.history] == [(m.sigma, m.rho) for m in rounds]
+    for r in res.history:
+        assert isinstance(r.solve_time, float) and r.solve_time >= 0.0
+        assert type(r.n_iter) is int and type(r.max_iter) is int and type(r.converged) is bool
+        assert r.n_solved in (0, 1) and 0 <= r.n_capped <= r.n_solved and r.max_iter == r.n_iter
+    # the fit's solver time is the rounds' (no forced pairs here), added up as they ran
+    assert res.solve_time == pytest.approx(sum(r.solve_time for r in res.history), rel=1e-12, abs=0.0)
+    assert res.solve_time > max(r.solve_time for r in res.history)
+
+
+def test_estimator_records_convergence_per_round():
+    X = bounded_gaussian(2000, 5, seed=1)
+    with pytest.warns(ConvergenceWarning):
+        capped = PACEGGM(rho=1.0, solver="ipm", solver_options={"maxiter": 2, "stage_maxiter": 2},
+                         max_rounds=4, random_state=0).fit(X)
+    assert capped.converged_ is False and not capped.result_.converged
+    assert not any(r.converged for r in capped.history_)
+
+
+def test_estimator_summarises_solves_over_rounds():
+    X = bounded_gaussian(2000, 5, seed=1)
+    with pytest.warns(ConvergenceWarning):
+        capped = PACEGGM(rho=1.0, solver="ipm", solver_options={"maxiter": 2, "stage_maxiter": 2},
+                         max_rounds=4, random_state=0).fit(X)
+    hist = capped.history_
+    assert capped.n_solves_ == sum(r.n_solved for r in hist) >= len(hist)
+    assert capped.n_capped_ == capped.n_solves_  # every solve hit the cap
+    assert capped.max_iter_ == max(r.max_iter for r in hist) > 0
+    fine = PACEGGM(rho=1.0, max_rounds=4, random_state=0).fit(X)
+    assert fine.n_capped_ == 0 and fine.n_solves_ > 0
 
 
 @pytest.mark.parametrize("seed", range(6))

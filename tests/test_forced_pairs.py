@@ -8,6 +8,7 @@ budget is spent.
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ import pytest
 from paceggm import PACEGGM, pace_ggm
 from paceggm.baselines import PACEGGMRegression
 from paceggm.privacy import ZCDPAccountant, entry_sensitivity
+from paceggm.reconstruction import SOLVERS, SolverSpec
 
 from conftest import bounded_gaussian
 
@@ -22,6 +24,28 @@ from conftest import bounded_gaussian
 def _same_fit(a, b):
     np.testing.assert_array_equal(a.covariance_, b.covariance_)
     assert a.ledger_ == b.ledger_ and a.measurements_ == b.measurements_
+
+
+def test_the_fit_reports_the_solver_time_of_the_forced_pairs_and_of_the_rounds(small_data):
+    """``solve_time`` adds up every solve: each forced pair's (here a solver that sleeps 20 ms a call, so
+    three forced solves take at least 60 ms) and each round's, and nothing else (at most the fit's wall time)."""
+    nap = 0.02
+    auto = SOLVERS["auto"]
+
+    def slow(p, *, init=None, **options):
+        time.sleep(nap)
+        return auto.solve(p, init=init, **options)
+
+    SOLVERS["slow_auto"] = SolverSpec(slow, max_entropy=True, warm_start=True)
+    try:
+        start = time.perf_counter()
+        res = pace_ggm(small_data, rho=1.0, solver="slow_auto", max_rounds=1,
+                       forced_pairs=[(1, 0), (2, 1), (3, 2)], random_state=0)
+        wall = time.perf_counter() - start
+    finally:
+        del SOLVERS["slow_auto"]
+    forced = res.solve_time - sum(r.solve_time for r in res.history)
+    assert 3 * nap <= forced and res.solve_time <= wall
 
 
 def test_without_forced_pairs_the_fit_is_the_published_one_bit_for_bit(small_data):

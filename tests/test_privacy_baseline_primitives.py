@@ -11,7 +11,9 @@ from paceggm.privacy import (
     cross_moment_sensitivity,
     distinct_entries_sensitivity,
     eigenvalue_sensitivity,
+    entry_sensitivity,
     full_sensitivity,
+    mean_sensitivity,
     sparse_vector,
     spectral_sensitivity,
     trace_sensitivity,
@@ -95,14 +97,73 @@ def test_trace_spectral_eigenvalue_and_cross_sensitivities_hold_on_random_pairs(
     assert trace_sensitivity(n=n, d=d, bound=B) == pytest.approx(d * B * B / n)
 
 
+def _worst_pairs(d, B):
+    """Records at which each ℓ∞ bound is attained (``|x_j| <= B``, d even): rows of a Hadamard matrix, scaled."""
+    h = np.array([[1.0]])
+    while h.shape[0] < d:
+        h = np.block([[h, h], [h, -h]])
+    return B * h[0, :d], B * h[1, :d]  # orthogonal sign patterns: x·x' = 0
+
+
+@pytest.mark.parametrize("d", [2, 4])
+@pytest.mark.parametrize(("B", "n"), [(0.5, 7), (3.0, 1), (3.0, 40)])
+def test_every_sensitivity_is_attained_by_a_pair_of_records(d, B, n):
+    """Each formula against the change a worst pair of neighbouring records makes, computed from the
+    definitions (not the formulas): the sensitivities are tight, not only upper bounds. B ≠ 1 and
+    n ≠ 1 tell B² from 2B or B, and /n from ·n."""
+    x, xp = _worst_pairs(d, B)
+
+    def moved(f, a, b):
+        return float(np.linalg.norm(np.atleast_1d(f(a) - f(b)))) / n
+
+    outer = lambda z: np.outer(z, z)  # noqa: E731
+    # ℓ∞: |x_j| <= B
+    assert moved(lambda z: outer(z)[1, 0], x, xp) == pytest.approx(entry_sensitivity(n=n, bound=B), rel=1e-12)
+    assert moved(outer, x, xp) == pytest.approx(full_sensitivity(n=n, d=d, bound=B), rel=1e-12)
+    assert moved(_distinct, x, xp) == pytest.approx(distinct_entries_sensitivity(n=n, d=d, bound=B), rel=1e-12)
+    assert moved(lambda z: z @ z, x, 0 * x) == pytest.approx(trace_sensitivity(n=n, d=d, bound=B), rel=1e-12)
+    assert moved(lambda z: z, x, -x) == pytest.approx(mean_sensitivity(n=n, d=d, bound=B), rel=1e-12)
+    # ℓ2: ‖x‖₂ <= C, with C = B: the worst pairs are C e₁ against C e₂ (or −C e₁), and (C e₁ ± C e₂)/√2
+    C = B
+    e1, e2 = C * np.eye(d)[0], C * np.eye(d)[1]
+    u, up = (e1 + e2) / math.sqrt(2), (e1 - e2) / math.sqrt(2)
+    assert moved(lambda z: outer(z)[1, 0], u, up) == pytest.approx(entry_sensitivity(n=n, bound=C, norm="l2"),
+                                                                  rel=1e-12)
+    assert moved(outer, e1, e2) == pytest.approx(full_sensitivity(n=n, d=d, bound=C, norm="l2"), rel=1e-12)
+    assert moved(_distinct, e1, e2) == pytest.approx(
+        distinct_entries_sensitivity(n=n, d=d, bound=C, norm="l2"), rel=1e-12)
+    assert moved(lambda z: z @ z, e1, 0 * e1) == pytest.approx(trace_sensitivity(n=n, d=d, bound=C, norm="l2"),
+                                                              rel=1e-12)
+    assert moved(lambda z: z, e1, -e1) == pytest.approx(mean_sensitivity(n=n, d=d, bound=C, norm="l2"), rel=1e-12)
+    # ‖xy − x'y'‖: x' = −x, y' = y, with |y| = 2
+    assert moved(lambda z: 2.0 * z, e1, -e1) == pytest.approx(
+        cross_moment_sensitivity(n=n, bound_x=C, bound_y=2.0), rel=1e-12)
+
+
+def test_one_variable_is_allowed_and_none_is_refused_by_name():
+    """d = 1 is a valid data set (a single variable), d = 0 is not, and the error says which argument and why."""
+    B, n = 3.0, 5
+    assert mean_sensitivity(n=n, d=1, bound=B) == pytest.approx(2 * B / n, rel=1e-12)
+    assert distinct_entries_sensitivity(n=n, d=1, bound=B) == pytest.approx(B * B / n, rel=1e-12)
+    for f in (mean_sensitivity, distinct_entries_sensitivity, full_sensitivity, trace_sensitivity):
+        with pytest.raises(ValueError, match=r"^d must be >= 1, got 0$"):
+            f(n=n, d=0, bound=B)
+
+
 def test_sensitivities_reject_bad_input():
+    # n is a count: any integer type (NumPy's too), never a float
+    assert entry_sensitivity(n=np.int64(4), bound=1.0) == entry_sensitivity(n=4, bound=1.0) == 0.5
+    with pytest.raises(TypeError, match=r"^n must be an integer, got float$"):
+        entry_sensitivity(n=4.0, bound=1.0)
     with pytest.raises(ValueError, match="norm"):
         distinct_entries_sensitivity(n=3, d=2, bound=1.0, norm="l1")
     with pytest.raises(ValueError, match="d must be"):
         trace_sensitivity(n=3, d=0, bound=1.0)
-    with pytest.raises(ValueError, match="bound"):
+    with pytest.raises(ValueError, match=r"^bound must be a finite number > 0, got -1\.0$"):
         spectral_sensitivity(n=3, d=2, bound=-1.0)
-    with pytest.raises(ValueError, match="bound_y"):
+    with pytest.raises(ValueError, match=r"^n must be >= 1, got 0$"):
+        entry_sensitivity(n=0, bound=1.0)
+    with pytest.raises(ValueError, match=r"^bound_y must be a finite number > 0, got 0.0$"):
         cross_moment_sensitivity(n=3, bound_x=1.0, bound_y=0.0)
 
 

@@ -7,8 +7,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from paceggm.privacy import approx_dp_to_zcdp, zcdp_to_approx_dp
-from paceggm.privacy.accounting import _ln_bounds
+from paceggm.privacy import accounting, approx_dp_to_zcdp, ledger, zcdp_to_approx_dp
+from paceggm.privacy.accounting import CONVERSIONS, _atanh_series, _g_upper, _ln_bounds, _standard_holds
 
 # 60 pairs spread over ε in [1e-3, 50] and δ in [1e-15, 0.3], fixed.
 _RNG = np.random.default_rng(20261127)
@@ -48,6 +48,71 @@ def test_rational_log_bounds_enclose_the_logarithm():
         exact = mpmath.log(mpmath.mpf(x.numerator) / x.denominator)
         assert mpmath.mpf(lo.numerator) / lo.denominator <= exact <= mpmath.mpf(hi.numerator) / hi.denominator
         assert float(hi - lo) <= 1e-25 * max(1.0, abs(float(lo)))
+    for x in (Fraction(0), Fraction(-1, 3)):
+        with pytest.raises(ValueError, match="^ln of a non-positive number$"):
+            _ln_bounds(x)
+
+
+def test_the_series_encloses_twice_atanh_before_any_rounding():
+    """``_atanh_series(z)`` = partial sum ± a bound on the tail of ``2 atanh(z)``, for ``|z| <= 1/3``: the
+    exact value (2000 bits) lies inside, and the series stops once the tail is below ~2⁻¹⁰⁴ of the sum."""
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.prec = 2000
+    for z in [Fraction(1, 3), Fraction(-1, 3), Fraction(2, 7), Fraction(-1, 5), Fraction(1, 10**6), Fraction(-3, 2**40)]:
+        lo, hi = _atanh_series(z)
+        exact = 2 * mpmath.atanh(_mp(mpmath, z))
+        assert _mp(mpmath, lo) <= exact <= _mp(mpmath, hi), z
+        assert _mp(mpmath, hi - lo) <= mpmath.mpf(2) ** -100 * abs(exact), z
+
+
+def _mp(mpmath, q):
+    return mpmath.mpf(q.numerator) / q.denominator
+
+
+def test_the_certified_term_bounds_g_from_above_in_high_precision():
+    """``_g_upper(u, L)`` >= ``g(1 + u) = (L + u ln(u/(1+u)) − ln(1+u)) / u``, evaluated at 1000 bits, over
+    orders from a − 1 = 2⁻⁴⁰ to 10¹²: the bound the certification of ε(ρ) rests on. Each logarithm is
+    bounded to ~2⁻⁹⁶ of itself, so the bound is within 2⁻⁹⁰ of the size of the terms it adds."""
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.prec = 1000
+    for u in [Fraction(2.0**-40), Fraction(1e-6), Fraction(1, 2), Fraction(3), Fraction(1e6), Fraction(1e12)]:
+        for L in [Fraction(1, 3), Fraction(23), _ln_bounds(Fraction(10**6))[1]]:
+            m_u, m_L = _mp(mpmath, u), _mp(mpmath, L)
+            log_ratio, log_a = mpmath.log(m_u / (1 + m_u)), mpmath.log(1 + m_u)
+            exact = (m_L + m_u * log_ratio - log_a) / m_u
+            bound = _mp(mpmath, _g_upper(u, L))
+            assert exact <= bound, (u, L)
+            assert bound - exact <= mpmath.mpf(2) ** -90 * (m_L + m_u * abs(log_ratio) + log_a) / m_u, (u, L)
+
+
+def test_the_standard_bound_check_is_exact_at_its_boundary():
+    """``_standard_holds(ρ, ε, L)`` is ``ρ + 2 sqrt(ρ L) <= ε`` in exact arithmetic: true where the two sides
+    are equal (ρ = 1/4, L = 1, ε = 5/4; and ρ = ε with L = 0), false a 2⁻²⁰⁰ further."""
+    tiny = Fraction(1, 2**200)
+    assert _standard_holds(Fraction(1, 4), Fraction(5, 4), Fraction(1))
+    assert not _standard_holds(Fraction(1, 4), Fraction(5, 4) - tiny, Fraction(1))
+    assert not _standard_holds(Fraction(1, 4), Fraction(5, 4), Fraction(1) + tiny)
+    assert _standard_holds(Fraction(1, 2), Fraction(1, 2), Fraction(0))
+    assert not _standard_holds(Fraction(1, 2), Fraction(1, 2), tiny)
+    assert not _standard_holds(Fraction(1, 2) + tiny, Fraction(1, 2), Fraction(0))
+
+
+@pytest.mark.parametrize("at_most, at_least", [
+    (accounting._float_at_most, accounting._float_at_least),
+    (ledger._float_at_most, None),
+])
+def test_directed_rounding_gives_the_nearest_float_on_the_safe_side(at_most, at_least):
+    """``_float_at_most(q)`` is the largest double <= q, ``_float_at_least(q)`` the smallest >= q: a
+    double q comes back unchanged, anything else as the neighbour on the safe side."""
+    cases = [Fraction(1, 3), Fraction(2, 3), Fraction(0.1), Fraction(1), Fraction(5e-324), Fraction(1, 10**400),
+             Fraction(1e300) + Fraction(1, 7), Fraction(-1, 3), Fraction(7, 2**60) + Fraction(1, 2**200)]
+    for q in cases:
+        low = at_most(q)
+        assert Fraction(low) <= q < Fraction(math.nextafter(low, math.inf)), q
+        if at_least is not None:
+            high = at_least(q)
+            assert Fraction(math.nextafter(high, -math.inf)) < q <= Fraction(high), q
+            assert (low == high) == (Fraction(low) == q)
 
 
 @pytest.mark.parametrize("epsilon, delta", PAIRS[:30])
@@ -55,8 +120,13 @@ def test_exact_inverse_never_exceeds_epsilon_in_high_precision(epsilon, delta):
     mpmath = pytest.importorskip("mpmath")
     mpmath.mp.dps = 60
     rho = approx_dp_to_zcdp(epsilon, delta)
-    assert _mp_exact_epsilon(mpmath, rho, delta) <= mpmath.mpf(epsilon)
+    exact = _mp_exact_epsilon(mpmath, rho, delta)
+    assert exact <= mpmath.mpf(epsilon)
     assert zcdp_to_approx_dp(rho, delta) <= epsilon
+    # The forward conversion is above the exact value by no more than the float noise of its objective at
+    # the order it found (a few hundred ulps where aρ and g(a) nearly cancel): the order is found to the
+    # noise, not to a looser tolerance of the search, which shows as ~1e-12.
+    assert zcdp_to_approx_dp(rho, delta) - exact <= 1e-13 * exact
     # and it is the largest such ρ to within 1e-9 (relative)
     assert _mp_exact_epsilon(mpmath, rho * (1 + 1e-9), delta) > mpmath.mpf(epsilon)
     # the standard inverse, checked the same way
@@ -122,6 +192,10 @@ def test_extreme_values():
     assert zcdp_to_approx_dp(1e-300, 1e-6) == 0.0  # (0, δ)-DP already holds
     with pytest.raises(ValueError, match="beyond the range of a double"):
         zcdp_to_approx_dp(1.7976931348623157e308, 1e-300)
+    # ε = the largest double: the standard inverse's square rounds past it (it raised OverflowError)
+    for method in CONVERSIONS:
+        rho = approx_dp_to_zcdp(1.7976931348623157e308, 1e-6, method=method)
+        assert 0 < rho < 1.7976931348623157e308 and zcdp_to_approx_dp(rho, 1e-6, method=method) <= 1.7976931348623157e308
 
 
 @pytest.mark.parametrize("epsilon, delta, error, match", [
@@ -136,9 +210,14 @@ def test_extreme_values():
     (1.0, Fraction(3, 2), ValueError, "open interval"),
     (1.0, Fraction(1, 10**400), ValueError, "below the smallest double"),
     (1e-320, 0.5, None, None),
+    # the whole message: what is wrong, with the value or type given
+    ("1", 1e-6, TypeError, r"^epsilon must be a real number \(int, float, NumPy scalar or Fraction\), got str$"),
+    (1.0, 0.0, ValueError, r"^delta must be a number in the open interval \(0, 1\), got 0\.0$"),
+    (Fraction(10**400), 1e-6, ValueError, r"^epsilon=Fraction\(10+, 1\) is beyond the range of a double$"),
+    (1.7976931348623157e308, 1e-6, None, None),  # the largest double is a valid (huge) budget
 ])
 def test_bad_inputs_get_clear_errors(epsilon, delta, error, match):
-    if error is None:  # a subnormal ε is still a valid, tiny budget
+    if error is None:  # a subnormal ε is still a valid, tiny budget; the largest double a huge one
         assert approx_dp_to_zcdp(epsilon, delta) > 0
         return
     with pytest.raises(error, match=match):

@@ -2,6 +2,7 @@
 
 import itertools
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -22,6 +23,19 @@ def test_gaussian_sigma_formula():
     # σ² = Δ²/(2ρ)
     assert gaussian_sigma(rho=0.5, sensitivity=1.0) == 1.0
     assert math.isclose(gaussian_sigma(rho=0.02, sensitivity=0.3) ** 2, 0.09 / 0.04)
+
+
+def test_gaussian_release_is_a_float_or_a_float_array_and_bad_sensitivity_is_named():
+    """A scalar answer comes back as a Python float, an array of any numbers (ints, Fractions) as a float
+    array of its shape; a sensitivity that is not > 0 is refused by name."""
+    rng = np.random.default_rng(0)
+    noisy, _ = gaussian_mechanism(3.0, rho=0.5, sensitivity=1.0, rng=rng)
+    assert type(noisy) is float
+    for value in ([1, 2, 3], [Fraction(1, 2), Fraction(3, 2), Fraction(5, 2)]):
+        noisy, _ = gaussian_mechanism(value, rho=0.5, sensitivity=1.0, rng=rng)
+        assert isinstance(noisy, np.ndarray) and noisy.dtype == np.float64 and noisy.shape == (3,)
+    with pytest.raises(ValueError, match=r"^sensitivity must be a finite number > 0, got -1\.0$"):
+        gaussian_sigma(rho=0.5, sensitivity=-1.0)
 
 
 def test_gaussian_noise_scale_chi_square():

@@ -45,8 +45,9 @@ def test_draws_follow_the_softmax_after_rescoring_and_a_new_budget():
     rng = np.random.default_rng(7)
     scores = rng.uniform(0.0, 1.0, d * (d + 1) // 2)
     sampler = PairSampler(scores, sensitivity=0.1)
-    sampler.draw(rho=0.01, rng=rng)
     changed = np.array([0, 3, 5, 10, 12, 14])  # the pairs of the component {0, 2, 4}
+    sampler.rescored(changed)  # before the first draw: nothing kept yet, the draw reads the scores
+    sampler.draw(rho=0.01, rng=rng)
     scores[changed] = rng.uniform(0.0, 3.0, changed.size)
     sampler.rescored(changed)
     probs = exponential_mechanism_probabilities(scores, rho=0.01, sensitivity=0.1)
@@ -57,6 +58,12 @@ def test_draws_follow_the_softmax_after_rescoring_and_a_new_budget():
     np.testing.assert_allclose(sampler._w / sampler._w.sum(), fresh._w / fresh._w.sum(), rtol=1e-13)
     np.testing.assert_allclose(sampler._row, np.add.reduceat(sampler._w, sampler._starts), rtol=1e-15)
     rebuilds = sampler.n_rebuilds
+    scores[7] += 2.0  # one pair rescored alone
+    sampler.rescored(np.array([7]))
+    fresh = PairSampler(scores.copy(), sensitivity=0.1)
+    fresh.draw(rho=0.01, rng=np.random.default_rng(0))
+    np.testing.assert_allclose(sampler._w / sampler._w.sum(), fresh._w / fresh._w.sum(), rtol=1e-13)
+    assert sampler.n_rebuilds == rebuilds
     probs = exponential_mechanism_probabilities(scores, rho=0.04, sensitivity=0.1)
     assert _chi_square_p(_frequencies(sampler, 0.04, 12), probs) > 1e-3
     assert sampler.n_rebuilds == rebuilds + 1  # a new budget rebuilds once, not every draw
@@ -110,6 +117,12 @@ def test_bad_sensitivity_and_budget_are_refused():
         PairSampler(np.zeros(3), sensitivity=0.0)
     with pytest.raises(ValueError):
         PairSampler(np.zeros(3), sensitivity=1.0).draw(rho=0.0, rng=np.random.default_rng(0))
+    scores = np.zeros(3)
+    sampler = PairSampler(scores, sensitivity=1.0)
+    sampler.draw(rho=1.0, rng=np.random.default_rng(0))
+    scores[1] = np.inf  # a rescore is checked as the constructor checks
+    with pytest.raises(ValueError, match=r"^scores must be finite$"):
+        sampler.rescored(np.array([1]))
 
 
 def test_the_estimator_selects_with_either_sampler_and_spends_the_same():

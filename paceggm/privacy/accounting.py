@@ -250,7 +250,10 @@ def _rho(eps_q: Fraction, delta_q: Fraction, method: str) -> float:
     log_hi = _ln_bounds(1 / delta_q)[1]
     eps, L = float(eps_q), float(log_hi)
     # the standard bound's inverse, without overflow for huge ε
-    rho_std = (eps / (math.sqrt(L + eps) + math.sqrt(L))) ** 2
+    try:
+        rho_std = (eps / (math.sqrt(L + eps) + math.sqrt(L))) ** 2
+    except OverflowError:  # ε within rounding of the largest double, where the square rounds past it: ρ < ε
+        rho_std = eps
     if method == "standard":
         rho = rho_std
         while rho > 0.0 and not _standard_holds(Fraction(rho), eps_q, log_hi):
