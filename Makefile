@@ -177,7 +177,8 @@ verify: install
 # --- mutation testing (mutmut, in the dev extra): the privacy package, PACE-GGM's round loop and the
 # harness's budget check, each mutant against the tests that cover it ([tool.mutmut] in pyproject.toml);
 # then docs/mutation.md: counts and every survivor with its reason (.ci/mutation_reasons.json). Fails if a
-# survivor is unexplained. About 30 min on two cores; a rerun resumes (.ci/mutation_run.py runs only the mutants
+# survivor is unexplained. Hours on two cores (each mutant runs the tests that reach its
+# function, and the round loop's reach most of the estimator's tests); a rerun resumes (.ci/mutation_run.py runs only the mutants
 # not yet decided; mutmut itself resets those of functions whose code changed). After adding tests, retest the
 # survivors by name (.venv/bin/mutmut run NAME...) or delete mutants/ to start over.
 MUTATION_SCOPE := "paceggm.privacy.*" "paceggm.estimator.x__run__*" "paceggm.bench.execute.x_check_spent__*"

@@ -35,10 +35,11 @@ def _X(n=600, d=3, seed=0):
     return np.random.default_rng(seed).uniform(-1, 1, size=(n, d))
 
 
-@pytest.fixture(autouse=True)
-def _no_worker_outlives_its_test():
-    """joblib's loky workers are shut down after each test rather than left to exit when idle, minutes later,
-    in whatever runs next in the process (a harness that waits on its own children, as mutmut does)."""
+@pytest.fixture(autouse=True, scope="module")
+def _no_worker_outlives_the_module():
+    """joblib's loky workers are shut down when this module's tests are done, rather than left to exit when
+    idle, minutes later, in whatever runs next in the process (a harness that waits on its own children, as
+    mutmut does); within the module its tests share them, as each pays their start-up otherwise."""
     yield
     from joblib.externals.loky import reusable_executor
 
