@@ -13,8 +13,13 @@ With ``--hard`` (``make bench-scale SCALE_ARGS=--hard``) it runs the hard
 shapes instead (:mod:`studies.matched_data`): ``indian_pines`` and
 ``madeline``, synthetic data with those data sets' published n, d and
 statistics (mean and max ``|r|``, ``e_off``, effective rank), beside the
-publication's seconds per trial; and ``hard``, indian_pines's model (strong
-common factors, effective rank ≈ 2.5) at d = 1,000, 2,000 and 4,000.
+publication's seconds per trial; ``hard``, indian_pines's model (strong
+common factors, effective rank ≈ 2.5) at d = 1,000, 2,000 and 4,000; and
+``indian_pines_cols`` (d = 187) and ``hard_cols`` (d = 1,000), the same model
+with each column scaled onto [-1, 1], whose measured-entry counts are of the
+publication's order (the matched statistics alone give a few tens).
+A second table sets the default solver beside the fastest exact solver of
+each cell (:func:`default_vs_best`).
 
 With ``--gpu auto`` (what ``make bench-scale`` passes) the grid gains a GPU
 column where torch with CUDA imports: solver ``auto+torch``, the default solver
