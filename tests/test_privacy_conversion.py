@@ -238,3 +238,43 @@ def test_extreme_budgets_and_bounds_are_refused_before_anything_is_spent():
         with pytest.raises(ValueError, match="noise scales a double cannot hold"):
             PACEGGM(**kw, accountant=acc).fit(X)
     assert acc.spent == 0.0
+
+
+@pytest.mark.parametrize("delta, error, match", [
+    ("1e-6", TypeError, r"^delta must be a real number \(int, float, NumPy scalar or Fraction\), got str$"),
+    (1.5, ValueError, r"^delta must be a number in the open interval \(0, 1\), got 1\.5$"),
+    (math.nan, ValueError, r"^delta must be finite, got nan$"),
+])
+def test_the_forward_conversion_names_a_bad_delta(delta, error, match):
+    with pytest.raises(error, match=match):
+        zcdp_to_approx_dp(0.5, delta)
+
+
+def test_outward_rounding_keeps_the_rationals_short_and_on_the_safe_side():
+    """``_round_out`` keeps _BITS significant bits (a power-of-two denominator, a short numerator), down or up."""
+    from paceggm.privacy.accounting import _BITS, _round_out
+
+    rng = np.random.default_rng(4)
+    values = [Fraction(int(a) * 10**12 + 1, int(b)) * s for a, b, s in zip(rng.integers(1, 10**18, 60),
+                                                                         rng.integers(1, 10**18, 60), np.tile([1, -1], 30))]
+    for q in [*values, Fraction(1, 3), Fraction(-22, 7), Fraction(10**40, 3), Fraction(1)]:
+        lo, hi = _round_out(q, down=True), _round_out(q, down=False)
+        assert lo <= q <= hi and hi - lo <= abs(q) * Fraction(2) ** (1 - _BITS)
+        for r in (lo, hi):
+            den = r.denominator
+            assert den & (den - 1) == 0, r  # a power of two
+            assert abs(r.numerator).bit_length() <= _BITS + 2 or den == 1, r
+    assert _round_out(Fraction(0), down=True) == 0 == _round_out(Fraction(0), down=False)
+
+
+def test_the_square_root_bound_is_above_and_within_its_stated_precision():
+    """``_sqrt_upper(q)`` is at least sqrt(q) and within a relative 2^-_BITS of it, whatever q's size."""
+    from paceggm.privacy.accounting import _BITS, _sqrt_upper
+
+    rng = np.random.default_rng(5)
+    qs = [Fraction(int(a), int(b)) for a, b in zip(rng.integers(1, 10**18, 80), rng.integers(1, 10**18, 80))]
+    qs += [Fraction(2), Fraction(1, 10**300), Fraction(10**300, 7), Fraction(3, 10**40)]
+    for q in qs:
+        r = _sqrt_upper(q)
+        assert r * r >= q, q  # never below the root
+        assert (r * (1 - Fraction(1, 2**_BITS))) ** 2 <= q, q  # and within 2^-_BITS of it
