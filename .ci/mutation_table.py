@@ -76,8 +76,10 @@ def main(argv=None) -> int:
         f"| {len(status)} | {counts['killed']} | {counts['survived']} | {counts['timeout']} | {counts['no tests']} | "
         f"{len(status) - counts['killed'] - counts['survived'] - counts['timeout'] - counts['no tests']} |",
         "",
-        "A timeout is a mutant that made the tests run far longer than without it (an endless loop):",
-        "caught, though not by an assertion.",
+        "A timeout is a mutant whose tests ran past 3× their unmutated time plus 5 s (`timeout_multiplier`,",
+        "`timeout_constant`). An endless loop does that, but so can a loaded machine or a worker process that",
+        "hangs in a forked test run: a timeout counts as caught only once a rerun on a quiet machine repeats it.",
+        "They are listed below with their changes.",
         "",
     ]
     undecided = counts["not checked"] + counts["check was interrupted by user"]
@@ -94,6 +96,10 @@ def main(argv=None) -> int:
         lines.append(f"| `{name}` | {status[name]} | {diff_line(name)} | {reasons.get(name, '**unexplained**')} |")
     if not survivors:
         lines.append("| — | — | — | — |")
+    timeouts = sorted(n for n, s in status.items() if s == "timeout")
+    if timeouts:
+        lines += ["", "## Timeouts", "", "| mutant | change |", "|---|---|"]
+        lines += [f"| `{name}` | {diff_line(name)} |" for name in timeouts]
     others = collections.Counter((n.rpartition("__mutmut_")[0], s) for n, s in status.items()
                                  if s not in ("killed", "survived", "timeout", "no tests"))
     if others:
