@@ -114,8 +114,10 @@ def test_wheel_in_a_fresh_venv_runs_the_demo_outside_the_clone(tmp_path):
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=tmp_path)
     py, bench = venv / "bin" / "python", venv / "bin" / "paceggm-bench"
+    # Without PYTHONPATH: a source tree on it would make pip believe paceggm is installed already.
+    no_path = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     _run([sys.executable, "-m", "pip", "--python", str(py), "install", "-q", "--no-deps", "--no-compile",
-          "--disable-pip-version-check", str(wheel)], cwd=tmp_path)
+          "--disable-pip-version-check", str(wheel)], cwd=tmp_path, env=no_path)
     # After the install: with the line in place first, pip would find this environment's paceggm and skip it.
     site = Path(_run([str(py), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], cwd=tmp_path).stdout.strip())
     deps = {Path(p) for p in sys.path if p.endswith("site-packages")}
