@@ -98,11 +98,16 @@ def target_of(shape: str) -> str:
     return "indian_pines" if base == "hard" else base
 
 
+def at_target_size(shape: str) -> bool:
+    """Whether a shape is a matched data set at its target's own n and d (``hard*``: the model at any d)."""
+    return shape in HARD_SHAPES and not shape.startswith("hard")
+
+
 def cell_size(shape: str, d: int, n: int) -> tuple[int, int]:
     """``(d, n)`` of a cell: a matched shape has its target's, whatever was asked."""
     from studies.matched_data import TARGETS
 
-    if shape in HARD_SHAPES and not shape.startswith("hard"):
+    if at_target_size(shape):
         target = TARGETS[target_of(shape)]
         return target["d"], target["n"]
     return d, n
@@ -117,7 +122,7 @@ def synthetic(shape: str, d: int, n: int, rng: np.random.Generator) -> np.ndarra
         # At the target's own d, the loadings the model was fitted on (so the sample's population has the
         # target's statistics); at another d (hard, hard_cols), a draw of its own.
         base = shape.removesuffix("_cols")
-        seed = derive_seed("matched-shape", base) if base != "hard" else derive_seed("matched-shape", base, d)
+        seed = derive_seed("matched-shape", base) if at_target_size(shape) else derive_seed("matched-shape", base, d)
         return sample(matched_params(shape), d, n, rng, seed=seed, per_column=shape.endswith("_cols"))
     if shape == "lowrank":
         X = rng.normal(size=(n, 5)) @ rng.normal(size=(5, d)) + rng.normal(size=(n, d))

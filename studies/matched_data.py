@@ -126,6 +126,7 @@ def sample(params: ShapeParams, d: int, n: int, rng: np.random.Generator, *, see
     L = np.linalg.cholesky(S + 1e-12 * np.mean(np.diag(S)) * np.eye(d))
     X = rng.normal(size=(n, d)) @ L.T
     if per_column:
-        lo, hi = X.min(axis=0), X.max(axis=0)
-        return 2.0 * (X - lo) / (hi - lo) - 1.0
+        from paceggm.bench.data.preprocess import columns_onto_unit_range
+
+        return columns_onto_unit_range(X)
     return X / np.abs(X).max()

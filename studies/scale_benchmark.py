@@ -70,8 +70,8 @@ import numpy as np
 
 from studies._common import (
     ALL_SHAPES,
-    HARD_SHAPES,
     SHAPES,
+    at_target_size,
     cell_size,
     cholesky_seconds,
     kkt_residual,
@@ -147,7 +147,7 @@ def published_seconds(shape: str, rho: float) -> float | None:
 def published_for(shape: str, rho: float) -> float | None:
     """The publication's seconds per trial beside a cell: those of the data set a matched shape imitates
     at its own d (``hard``, ``hard_cols`` are its model at other d: none)."""
-    if shape not in HARD_SHAPES or shape.startswith("hard"):
+    if not at_target_size(shape):
         return None
     return published_seconds(target_of(shape), rho)
 

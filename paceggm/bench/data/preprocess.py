@@ -79,12 +79,17 @@ def complete_nonconstant(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.loc[:, keep]
 
 
-def scale_paper(X: np.ndarray) -> np.ndarray:
-    """Columns mapped linearly onto [-1, 1] (min -> -1, max -> +1), then centred, as published."""
+def columns_onto_unit_range(X: np.ndarray) -> np.ndarray:
+    """Each column mapped linearly onto [-1, 1]: its minimum to -1, its maximum to +1."""
     lo, hi = X.min(axis=0), X.max(axis=0)
     if np.any(hi <= lo):
-        raise ValueError("scale_paper needs non-constant columns")
-    scaled = 2.0 * (X - lo) / (hi - lo) - 1.0
+        raise ValueError("scaling columns onto [-1, 1] needs non-constant columns")
+    return 2.0 * (X - lo) / (hi - lo) - 1.0
+
+
+def scale_paper(X: np.ndarray) -> np.ndarray:
+    """Columns mapped linearly onto [-1, 1] (min -> -1, max -> +1), then centred, as published."""
+    scaled = columns_onto_unit_range(X)
     return scaled - scaled.mean(axis=0)
 
 
