@@ -102,12 +102,6 @@ class Distance:
                 + (f"; {self.missing} published cells without ours" if self.missing else ""))
 
 
-def _ratio(ours: float, published: float) -> float:
-    if published == 0:
-        return 1.0 if ours == 0 else np.inf
-    return ours / published
-
-
 def compare_numeric(ours: pd.DataFrame, published: pd.DataFrame, *, value: str, name: str, what: str,
                     preprocessing: str, se: str | None = None) -> tuple[Table, Distance]:
     """Side-by-side table of ``published[value]`` and our mean ± SE per (dataset, ρ).
@@ -117,20 +111,22 @@ def compare_numeric(ours: pd.DataFrame, published: pd.DataFrame, *, value: str, 
     (the difference's standard error, the publication's assumed equal to ours where it prints
     none: ``published_se_assumed``), df, z (difference in ``sigma``) and z_ours (in our sem).
     """
-    records = []
-    for _, p in published.iterrows():
-        key = (p["dataset"], float(p["rho"]))
-        st = ours.loc[key] if key in ours.index else None
-        mean = float(st["mean"]) if st is not None else np.nan
-        sem = float(st["sem"]) if st is not None else np.nan
-        n_ok = int(st["count"]) if st is not None else 0
-        pub = float(p[value])
-        ratio = _ratio(mean, pub) if np.isfinite(mean) else np.nan
-        z = (mean - pub) / sem if np.isfinite(mean) and np.isfinite(sem) and sem > 0 else np.nan
-        records.append(dict(dataset=key[0], rho=key[1], d_printed=p.get("d_printed", np.nan),
-                            published=pub, published_se=float(p[se]) if se else np.nan,
-                            ours=mean, sem=sem, n_ok=n_ok, ratio=ratio, z=z))
-    data = pd.DataFrame(records).rename(columns={"z": "z_ours"})
+    # One join, not a lookup per published row: the replicate checks draw these tables many times.
+    mine = (ours[["mean", "sem", "count"]].astype(float)
+            .rename(columns={"mean": "ours", "count": "n_ok"}).rename_axis(["dataset", "rho"]).reset_index())
+    mine["rho"] = mine["rho"].astype(float)
+    data = pd.DataFrame({"dataset": published["dataset"].to_numpy(), "rho": published["rho"].astype(float).to_numpy(),
+                         "d_printed": published["d_printed"].to_numpy(dtype=float) if "d_printed" in published
+                         else np.nan,
+                         "published": published[value].to_numpy(dtype=float),
+                         "published_se": published[se].to_numpy(dtype=float) if se else np.nan})
+    data = data.merge(mine.drop_duplicates(["dataset", "rho"]), on=["dataset", "rho"], how="left", sort=False)
+    data["n_ok"] = data["n_ok"].fillna(0).astype(int)
+    mean, pub, sem = (data[c].to_numpy(dtype=float) for c in ("ours", "published", "sem"))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        data["ratio"] = np.where(np.isfinite(mean), np.where(pub == 0, np.where(mean == 0, 1.0, np.inf), mean / pub),
+                                 np.nan)
+        data["z_ours"] = np.where(np.isfinite(mean) & np.isfinite(sem) & (sem > 0), (mean - pub) / sem, np.nan)
     sigma, df, assumed = rep.difference_errors(data["sem"], data["n_ok"], data["published_se"])
     data["sigma"], data["df"], data["published_se_assumed"] = sigma, df, assumed
     diff = (data["ours"] - data["published"]).to_numpy(dtype=float)
