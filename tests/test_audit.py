@@ -195,16 +195,23 @@ def test_audit_table_has_a_row_per_case():
 
 def test_cli_writes_tables_and_fails_on_a_violation(tmp_path, monkeypatch):
     out = tmp_path / "tables"
-    assert cli.main(["--draws", "1500", "--cases", "gaussian,gaussian_half_noise", "--out", str(out)]) == 0
+    # The verdicts, not the bootstrap power (test_bootstrap_power_is_a_share): 20 resamples, not 200.
+    assert cli.main(["--draws", "1500", "--cases", "gaussian,gaussian_half_noise", "--power-reps", "20",
+                     "--out", str(out)]) == 0
     md = (out / "audit.md").read_text()
     assert "caught" in md and "no violation found" in md and (out / "audit.tex").is_file()
+    assert "share of 20 audits on resamples" in md
     # The half-noise mechanism presented as correct: the audit must report it and exit non-zero.
     disguised = tuple(dataclasses.replace(c, broken=False) if c.name == "gaussian_half_noise" else c for c in CASES)
     monkeypatch.setattr(cli, "CASES", disguised)
-    assert cli.main(["--draws", "1500", "--cases", "gaussian_half_noise", "--out", str(out)]) == 1
-    assert "VIOLATION" in (out / "audit.md").read_text()
+    assert cli.main(["--draws", "1500", "--cases", "gaussian_half_noise", "--power-reps", "0",
+                     "--out", str(out)]) == 1
+    md = (out / "audit.md").read_text()
+    assert "VIOLATION" in md and "| not estimated |" in md
     with pytest.raises(SystemExit):
         cli.main(["--cases", "nonsense"])
+    with pytest.raises(SystemExit):
+        cli.main(["--power-reps", "-1"])
 
 
 def test_cli_fails_when_the_library_itself_is_mutated(tmp_path, monkeypatch):
@@ -214,5 +221,6 @@ def test_cli_fails_when_the_library_itself_is_mutated(tmp_path, monkeypatch):
 
     halved = cases_module._halve_sensitivity(paceggm.estimator.gaussian_mechanism)
     monkeypatch.setattr(paceggm.estimator, "gaussian_mechanism", halved)
-    assert cli.main(["--draws", "800", "--cases", "pace_ggm_measure", "--out", str(tmp_path)]) == 1
+    assert cli.main(["--draws", "800", "--cases", "pace_ggm_measure", "--power-reps", "0",
+                     "--out", str(tmp_path)]) == 1
     assert "VIOLATION" in (tmp_path / "audit.md").read_text()

@@ -92,7 +92,7 @@ def audit_table(rows: list[AuditRow]) -> Table:
           fmt_sig(r.case.rho), fmt_sig(r.bound.rho),
           fmt_sig(r.case.epsilon) if r.case.epsilon is not None else NOT_CLAIMED,
           fmt_sig(r.bound.epsilon) if r.case.epsilon is not None else NOT_CLAIMED, r.verdict,
-          f"{r.power:.2f}", f"{r.seconds:.0f}"]
+          f"{r.power:.2f}" if np.isfinite(r.power) else "not estimated", f"{r.seconds:.0f}"]
          for r in rows],
         index=[r.case.mechanism for r in rows],
         columns=["neighbours D / D'", "statistic s", "draws per data set", "test",
