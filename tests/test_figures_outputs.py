@@ -21,23 +21,22 @@ def _snapshot(folder: Path) -> dict[Path, tuple[int, bytes]]:
     return {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in folder.rglob("*") if p.is_file()}
 
 
-def test_no_results_leaves_every_existing_file_and_the_report_alone(tmp_path, capsys):
+def test_missing_inputs_never_erase_earlier_output(tmp_path, capsys):
+    # One build, then two that lack inputs: none at all, then one experiment's table.
     runs, out = tmp_path / "runs", tmp_path / "figures"
     write_synthetic_store(runs, experiments=["main", "regression"], **SMALL)
     assert cli(["--runs", str(runs), "--out", str(out), "--formats", "png"]) == 0
     before = _snapshot(out)
     assert (out / "REPORT.md") in before and (out / "main_comparison.png") in before
     capsys.readouterr()
+
+    # No results at all: every file, the report included, is left as it was.
     assert cli(["--runs", str(tmp_path / "empty"), "--out", str(out), "--formats", "png"]) == 0
     printed = capsys.readouterr().out
     assert "nothing drawn" in printed and "left as it was" in printed and "skipped main_comparison" in printed
     assert _snapshot(out) == before
 
-
-def test_a_skipped_artifact_keeps_its_files_and_its_section_of_the_report(tmp_path):
-    runs, out = tmp_path / "runs", tmp_path / "figures"
-    write_synthetic_store(runs, experiments=["main", "regression"], **SMALL)
-    assert cli(["--runs", str(runs), "--out", str(out), "--formats", "png"]) == 0
+    # One table gone: its artifact keeps its files and its section of the report, marked as not rebuilt.
     regression_png = (out / "regression.png").read_bytes()
     section = (out / "REPORT.md").read_text(encoding="utf-8").split("## Linear regression")[1].split("\n## ")[0]
     (runs / "regression" / "results.parquet").unlink()
