@@ -105,7 +105,12 @@ def canonical_variants(df: pd.DataFrame) -> pd.DataFrame:
     out["variant_raw"] = out["variant"]
     if not len(out):
         return out
-    out["variant"] = [variant_label(m, p) for m, p in zip(out["method"], row_params(out))]
+    labels: dict = {}  # one label per distinct (method, parameters): thousands of rows share a few variants
+    keys = [(m, repr(sorted(p.items())), p) for m, p in zip(out["method"], row_params(out))]
+    for m, r, p in keys:
+        if (m, r) not in labels:
+            labels[(m, r)] = variant_label(m, p)
+    out["variant"] = [labels[(m, r)] for m, r, _ in keys]
     for _, g in out.groupby("variant"):
         if g["variant_raw"].nunique() > 1 and g.duplicated(["dataset", "preprocessing", "rho", "trial"]).any():
             out.loc[g.index, "variant"] = g["variant_raw"]
