@@ -179,42 +179,42 @@ def test_pickle_outliving_its_accountant_is_detached_and_refuses():
 # The child runs outside the repository root, where a source tree's own paceggm/ folder (as in an
 # unpacked sdist) would shadow the installed package.
 _AWAY = str(Path(__file__).resolve().parent)
+# One interpreter for every copy (its start-up is most of the time): each blob on stdin, one line each.
 _LOAD_AND_FIT = """
 import pickle, sys
 import numpy as np
 from paceggm.exceptions import AccountantUnavailableError
-est = pickle.loads(sys.stdin.buffer.read())
-try:
-    est.fit(np.random.default_rng(0).uniform(-1, 1, size=(600, 3)))
-except AccountantUnavailableError as err:
-    print("refused:", err)
-else:
-    print("spent", est.accountant.spent)
+for blob in pickle.loads(sys.stdin.buffer.read()):
+    est = pickle.loads(blob)
+    try:
+        est.fit(np.random.default_rng(0).uniform(-1, 1, size=(600, 3)))
+    except AccountantUnavailableError as err:
+        print("refused:", err)
+    else:
+        print("spent", est.accountant.spent)
 """
 
 
-def test_pickled_estimator_in_another_process_refuses_unless_the_accountant_is_a_file(tmp_path):
-    a = ZCDPAccountant(1.0)
-    blob = pickle.dumps(SSP(rho=RHO, accountant=a, random_state=0))
-    out = subprocess.run([sys.executable, "-c", _LOAD_AND_FIT], input=blob, capture_output=True, check=True,
-                         cwd=_AWAY).stdout
-    assert out.decode().startswith("refused: this ZCDPAccountant is a copy made by pickling")
-    assert a.spent == 0.0
-    f = FileZCDPAccountant(tmp_path / "b.jsonl", budget=1.0)
-    blob = pickle.dumps(SSP(rho=RHO, accountant=f, random_state=0))
-    out = subprocess.run([sys.executable, "-c", _LOAD_AND_FIT], input=blob, capture_output=True, check=True,
-                         cwd=_AWAY).stdout
-    assert out.decode().strip() == f"spent {RHO}" and f.spent == RHO
+def _fit_elsewhere(*blobs) -> list[str]:
+    """Each serialised estimator loaded and fitted in one fresh Python process: what it printed for each."""
+    out = subprocess.run([sys.executable, "-c", _LOAD_AND_FIT], input=pickle.dumps(list(blobs)),
+                         capture_output=True, check=True, cwd=_AWAY).stdout
+    return out.decode().splitlines()
 
 
-def test_dask_serialisation_gives_a_detached_copy():
-    # dask ships tasks to its workers with cloudpickle (pickle for the rest): the same reduction.
+def test_a_copy_in_another_process_refuses_unless_the_accountant_is_a_file(tmp_path):
+    # pickle, and cloudpickle as dask ships tasks to its workers (the same reduction): the in-memory
+    # accountant's copy refuses, the file accountant's charges the file the original reads.
     cloudpickle = pytest.importorskip("cloudpickle")
     a = ZCDPAccountant(1.0)
-    blob = cloudpickle.dumps(SSP(rho=RHO, accountant=a, random_state=0))
-    out = subprocess.run([sys.executable, "-c", _LOAD_AND_FIT], input=blob, capture_output=True, check=True,
-                         cwd=_AWAY).stdout
-    assert out.decode().startswith("refused:") and a.spent == 0.0
+    f = FileZCDPAccountant(tmp_path / "b.jsonl", budget=1.0)
+    pickled, cloudpickled, on_file = _fit_elsewhere(pickle.dumps(SSP(rho=RHO, accountant=a, random_state=0)),
+                                                    cloudpickle.dumps(SSP(rho=RHO, accountant=a, random_state=0)),
+                                                    pickle.dumps(SSP(rho=RHO, accountant=f, random_state=0)))
+    assert pickled.startswith("refused: this ZCDPAccountant is a copy made by pickling")
+    assert cloudpickled.startswith("refused: this ZCDPAccountant is a copy made by pickling")
+    assert a.spent == 0.0
+    assert on_file == f"spent {RHO}" and f.spent == RHO
 
 
 def _fit_in_child(est, queue):
