@@ -80,8 +80,10 @@ def _comparable(df):
 def test_identical_results_for_one_and_two_workers_and_dask(tmp_path):
     grid = "+method.paceggm.grid.solver=[ipm,pgd1]"
     frames = []
+    # dask's local cluster on threads: its worker processes are started by the dask command line and
+    # checked against the local bits in test_memory_layout; here, the joblib backend and the scatter.
     for name, extra in [("seq", ["backend.n_jobs=1"]), ("loky2", ["backend.n_jobs=2"]),
-                        ("dask", ["backend=dask", "backend.n_workers=2", "backend.n_jobs=2"])]:
+                        ("dask", ["backend=dask", "backend.n_workers=2", "backend.n_jobs=2", "backend.processes=false"])]:
         cfg = _cfg(tmp_path / name, "datasets=[syn1]", grid, *extra)
         summary = run_sweep(cfg)
         assert summary.n_ok == 8, summary.format()
