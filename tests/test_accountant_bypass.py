@@ -6,6 +6,7 @@ pickling, and a plain ZCDPLedger passed as the accountant. After each, ``a.spent
 number of fits that ran times their ρ, or the fit was refused with nothing spent.
 """
 
+import json
 import multiprocessing
 import os
 import pickle
@@ -343,8 +344,11 @@ def test_file_accountant_refuses_mismatched_budget_missing_file_and_damage(tmp_p
     with pytest.raises(ValueError, match="holds a budget of 1.0"):
         FileZCDPAccountant(path, budget=2.0)
     a.charge(0.5, "x")
-    with pytest.raises(BudgetExceededError):
+    with pytest.raises(BudgetExceededError, match="for 'y' would exceed the budget"):  # names what asked
         a.charge(0.75, "y")
+    # One line per charge, appended: the exact ρ, what it paid for and which process charged it.
+    lines = [json.loads(line) for line in path.read_text().splitlines()[1:]]
+    assert lines == [{"rho": (0.5).hex(), "purpose": "x", "pid": os.getpid()}]
     with open(path, "a") as fh:
         fh.write("{not json\n")
     with pytest.raises(ValueError, match="damaged"):

@@ -250,6 +250,16 @@ def test_the_forward_conversion_names_a_bad_delta(delta, error, match):
         zcdp_to_approx_dp(0.5, delta)
 
 
+@pytest.mark.parametrize("rho, error, match", [
+    ("0.5", TypeError, r"^rho must be a real number \(int, float, NumPy scalar or Fraction\), got str$"),
+    (-0.5, ValueError, r"^rho must be > 0, got -0\.5$"),
+    (math.inf, ValueError, r"^rho must be finite, got inf$"),
+])
+def test_the_forward_conversion_names_a_bad_rho(rho, error, match):
+    with pytest.raises(error, match=match):
+        zcdp_to_approx_dp(rho, 1e-6)
+
+
 def test_outward_rounding_keeps_the_rationals_short_and_on_the_safe_side():
     """``_round_out`` keeps _BITS significant bits (a power-of-two denominator, a short numerator), down or up."""
     from paceggm.privacy.accounting import _BITS, _round_out

@@ -222,6 +222,20 @@ def test_pruned_gumbel_max_on_a_pace_ggm_sized_candidate_set():
         assert r_fast.bit_generator.state == r_ref.bit_generator.state
 
 
+@pytest.mark.parametrize("shift", [-3.0, -1e3, -1e6])
+def test_pruned_gumbel_max_far_below_zero_is_the_textbook_draw(shift):
+    # Logits need only be <= 0: shifted far below, the pruning's rounding slack must scale with them
+    # (the best candidate is the largest Gumbel draw when all are equal, and must survive the cut).
+    from paceggm.privacy.mechanisms import _gumbel_argmax
+
+    g = np.random.default_rng(11)
+    for logits in (np.full(300, shift), shift + 1e-3 * shift * g.random(300)):
+        for seed in range(20):
+            r_ref, r_fast = np.random.default_rng(seed), np.random.default_rng(seed)
+            assert _gumbel_argmax(logits, r_fast) == _textbook_gumbel_max(logits, r_ref)
+            assert r_fast.bit_generator.state == r_ref.bit_generator.state
+
+
 def _pcg64_about_to_draw_zero() -> np.random.Generator:
     """A PCG64 generator whose next double is exactly 0.0 (probability 2**-53 at random).
 

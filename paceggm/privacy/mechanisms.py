@@ -161,8 +161,9 @@ def _gumbel_argmax(logits: np.ndarray, rng: np.random.Generator) -> int:
     g_max = _gumbel(u[low])
     v0 = max(logits[top] + _gumbel(u[top]), logits[low] + g_max)
     slack = _PRUNE_MARGIN * (1.0 + abs(v0) + abs(g_max))
-    # G ≥ t  ⟺  U ≤ 1 − exp(−exp(−t)).
-    u_max = -math.expm1(-math.exp(-(v0 - slack))) * (1.0 + _PRUNE_MARGIN)
+    # G ≥ t  ⟺  U ≤ 1 − exp(−exp(−t)); for t far below 0 every U qualifies (and exp(−t) would overflow).
+    t = v0 - slack
+    u_max = 1.0 if t < -700.0 else -math.expm1(-math.exp(-t)) * (1.0 + _PRUNE_MARGIN)
     alive = np.flatnonzero((u <= u_max) & (logits >= v0 - g_max - slack))
     if alive.size > _EXACT_AT_MOST:
         # Vectorised logarithms may differ from libm's by an ulp: they only narrow
