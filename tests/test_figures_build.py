@@ -103,6 +103,23 @@ def test_every_artifact_builds_from_the_dedicated_experiments(dedicated):
 
 
 @on_dedicated
+def test_the_comparisons_with_the_publication_are_drawn_at_print_resolution(dedicated):
+    log, _ = dedicated
+    for name in ("published_measurements_paper", "published_measurements_strict", "published_runtime_paper_newton",
+                 "published_best_frobenius", "published_best_mahalanobis", "published_distances",
+                 "claims_verdicts"):
+        assert (log.out / "tables" / f"{name}.md").is_file(), name
+    distances = (log.out / "tables" / "published_distances.md").read_text(encoding="utf-8")
+    assert "published_measurements_strict" in distances and "published_best_mahalanobis" in distances
+    for name in ("published_measurements_scatter", "published_runtime_scatter"):
+        png = (log.out / f"{name}.png").read_bytes()
+        width = int.from_bytes(png[16:20], "big")
+        # 200 dpi, not matplotlib's 100: 0.7 of the full text width (7 in) is 980 px (the main figure's
+        # width in inches, which follows its panels, is test_column_width_wraps_panels_and_keeps_the_print_size's)
+        assert width >= 980, (name, width)
+
+
+@on_dedicated
 def test_strict_comparison_shows_the_strict_rows_and_paper_figures_the_paper_rows(dedicated):
     log, _ = dedicated
     prep = {a.name: a.preprocessing for a in log.artifacts if a.kind == "figure"}
@@ -258,6 +275,12 @@ def test_column_width_wraps_panels_and_keeps_the_print_size():
     # at most 3 one-inch columns; 4 data sets balance into 2 blocks of 2 columns × 2 metrics
     assert len(visible) == len(fig.axes) == 2 * 2 * 2
     assert [ax.get_title() for ax in fig.axes if ax.get_title()] == ["adult", "pol", "ibm", "spambase"]
+    # the main figure's data sets fill the full text width (1,400 px at the style's 200 dpi)
+    main = list(FiguresConfig().main_datasets)
+    df = validate_results(synthetic_results("main", datasets=main, rhos=(0.1, 1.0), trials=2))
+    fig = plots.metric_grid(df, datasets=main, variants=["paceggm"], metrics=["mahalanobis", "frobenius"],
+                            rhos=[0.1, 1.0], dims={}, width=FiguresConfig().width)
+    assert fig.get_size_inches()[0] == pytest.approx(7.0) and style.RC["savefig.dpi"] * 7.0 >= 1400
     with pytest.raises(ValueError, match="width"):
         FiguresConfig(width=0.5)
 

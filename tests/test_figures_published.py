@@ -5,11 +5,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from paceggm.bench.figures import FiguresConfig, build_all
 from paceggm.bench.figures import published as P
-from paceggm.bench.figures.artifacts import ARTIFACTS
 from paceggm.bench.figures.results import select_variants, validate_results
-from paceggm.bench.figures.synthetic import synthetic_results, write_synthetic_store
+from paceggm.bench.figures.synthetic import synthetic_results
 from paceggm.bench.summary import trial_stats
 
 
@@ -98,27 +96,3 @@ def test_best_pair_matches_are_counted_exactly():
     assert "=" in table.text.loc["adult"].iloc[0]
 
 
-@pytest.mark.slow
-def test_build_writes_every_comparison_at_print_resolution(tmp_path):
-    # The main figure's data sets only (the others would feed no panel, only more comparison cells).
-    write_synthetic_store(tmp_path / "runs", datasets=FiguresConfig().main_datasets, rhos=(1e-4, 1e-2, 1.0, 10.0),
-                          trials=2)
-    out = tmp_path / "figures"
-    # The comparisons with the publication and the main figure, whose print width is checked;
-    # test_figures_build builds every artifact from the same kind of store.
-    specs = [spec for spec in ARTIFACTS
-             if spec.name.startswith("published") or spec.name in ("main_comparison", "claims_verdicts")]
-    log = build_all(tmp_path / "runs", out, FiguresConfig(), artifacts=specs)
-    for name in ("published_measurements_paper", "published_measurements_strict", "published_runtime_paper_newton",
-                 "published_best_frobenius", "published_best_mahalanobis", "published_distances",
-                 "claims_verdicts"):
-        assert (out / "tables" / f"{name}.md").is_file(), name
-    distances = (out / "tables" / "published_distances.md").read_text(encoding="utf-8")
-    assert "published_measurements_strict" in distances and "published_best_mahalanobis" in distances
-    for name in ("published_measurements_scatter", "published_runtime_scatter", "main_comparison"):
-        png = (out / f"{name}.png").read_bytes()
-        width = int.from_bytes(png[16:20], "big")
-        # 200 dpi, not matplotlib's 100: the full text width (7 in) is 1400 px, the scatter 0.7 of it
-        assert width >= (1400 if name == "main_comparison" else 980), (name, width)
-        assert (out / f"{name}.pdf").read_bytes()[:5] == b"%PDF-"
-    assert not [a for a in log.artifacts if a.name.startswith("published") and a.skipped]
