@@ -36,6 +36,11 @@ def _X(n=600, d=3, seed=0):
     return np.random.default_rng(seed).uniform(-1, 1, size=(n, d))
 
 
+# One pytest-xdist worker runs this module (make test: --dist loadgroup), so that its tests share one
+# set of loky workers rather than each pytest worker starting its own.
+pytestmark = pytest.mark.xdist_group("accountant_bypass")
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _no_worker_outlives_the_module():
     """joblib's loky workers are shut down when this module's tests are done, rather than left to exit when
