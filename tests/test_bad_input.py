@@ -8,6 +8,7 @@ from sklearn.exceptions import DataConversionWarning
 
 from paceggm import PACEGGM, pace_ggm
 from paceggm.baselines import AdaSSP, PACEGGMRegression
+from paceggm.exceptions import PrivacyBudgetWarning
 
 from conftest import ALL, REGRESSION
 
@@ -66,7 +67,11 @@ def test_dataframes(cls):
     frame = pd.DataFrame(X, columns=["a", "b", "c"])
     a = _fit(cls(rho=1.0, random_state=0), frame)
     np.testing.assert_array_equal(_result(a), _result(_fit(cls(rho=1.0, random_state=0), X)))
-    assert list(a.feature_names_in_) == ["a", "b", "c"]
+    assert list(a.feature_names_in_) == ["a", "b", "c"] and a.n_features_in_ == 3
+    # refitted on an array (of another width), the names go and the width follows, as in scikit-learn
+    with pytest.warns(PrivacyBudgetWarning, match="fitted again"):
+        _fit(a, X[:, :2])
+    assert not hasattr(a, "feature_names_in_") and a.n_features_in_ == 2
     with_na = frame.astype(object)
     with_na.iloc[4, 1] = pd.NA
     with pytest.raises(TypeError, match=r"non-numeric column\(s\) \['b'\]"):
