@@ -178,3 +178,49 @@ def test_audit_still_catches_the_broken_control_and_passes_the_sampler():
                                             run=rows_mechanism(audit_cases._DELTA / 2.0)), 3000)
     assert ok.ok and ok.bound.rho <= base.rho and ok.bound.rho > 0
     assert caught.verdict == "caught"
+
+
+def test_the_row_sampler_refuses_bad_scores_naming_what_is_wrong():
+    with pytest.raises(TypeError, match=r"^scores must be a 1-D float array \(held by reference and updated in place\)$"):
+        PairSampler(np.zeros(3, dtype=np.float32), sensitivity=1.0)
+    with pytest.raises(ValueError, match=r"^scores must hold d\(d\+1\)/2 pairs for some d >= 1, got 4$"):
+        PairSampler(np.zeros(4), sensitivity=1.0)
+    with pytest.raises(ValueError, match=r"^scores must be finite$"):
+        PairSampler(np.array([0.0, np.nan, 0.0]), sensitivity=1.0)
+    with pytest.raises(ValueError, match=r"^sensitivity must be a finite number > 0, got 0\.0$"):
+        PairSampler(np.zeros(3), sensitivity=0.0)
+    scores = np.zeros(3)
+    sampler = PairSampler(scores, sensitivity=1.0)
+    sampler.draw(rho=1.0, rng=np.random.default_rng(0))
+    scores[1] = np.inf
+    with pytest.raises(ValueError, match=r"^scores must be finite$"):
+        sampler.rescored(np.array([1]))
+
+
+def test_one_variable_is_one_pair_and_the_weights_are_built_on_the_first_draw():
+    sampler = PairSampler(np.array([0.3]), sensitivity=1.0)
+    assert (sampler.d, sampler.n_rebuilds) == (1, 0)
+    assert sampler.draw(rho=1.0, rng=np.random.default_rng(0)) == 0 and sampler.n_rebuilds == 1
+    assert PairSampler(np.zeros(6), sensitivity=1.0).d == 3
+
+
+def test_a_score_far_above_the_weights_reference_rebuilds_them_instead_of_overflowing():
+    # Weights are exp(a (score - reference)); a rescored entry a * 1,000 above the reference would
+    # overflow, so the sampler starts again from the new maximum: that entry is then all but certain.
+    scores = np.full(6, -1000.0)
+    sampler = PairSampler(scores, sensitivity=1e-3)  # a = sqrt(8) / 2e-3, about 1,414
+    rng = np.random.default_rng(3)
+    sampler.draw(rho=1.0, rng=rng)
+    scores[4] = 0.0
+    sampler.rescored(np.array([4]))
+    assert [sampler.draw(rho=1.0, rng=rng) for _ in range(20)] == [4] * 20
+    assert sampler.n_rebuilds == 2 and np.isfinite(sampler._w).all()
+
+
+def test_a_uniform_of_zero_never_picks_a_candidate_of_weight_zero():
+    from test_privacy_mechanisms import _pcg64_about_to_draw_zero
+
+    from paceggm.privacy.selection import _pick
+
+    rng = _pcg64_about_to_draw_zero()
+    assert _pick(np.array([0.0, 0.0, 2.0, 1.0]), rng) == 2
