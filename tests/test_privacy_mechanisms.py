@@ -334,3 +334,26 @@ def test_approx_dp_to_zcdp_steps_down_only_while_epsilon_is_exceeded(rho):
         assert got <= closed_form and zcdp_to_approx_dp(got, delta, method="standard") <= epsilon
         if got < closed_form:
             assert zcdp_to_approx_dp(math.nextafter(got, math.inf), delta, method="standard") > epsilon
+
+
+@pytest.mark.parametrize("scores, sensitivity, match", [
+    ([], 1.0, r"^scores must be a non-empty 1-D array$"),
+    ([[0.0, 1.0]], 1.0, r"^scores must be a non-empty 1-D array$"),
+    ([0.0, np.nan], 1.0, r"^scores must be finite$"),
+    ([0.0, 1.0], 0.0, r"^sensitivity must be a finite number > 0, got 0\.0$"),
+])
+def test_the_exponential_mechanism_names_what_is_wrong_with_its_input(scores, sensitivity, match):
+    for call in (lambda: exponential_mechanism(scores, rho=1.0, sensitivity=sensitivity, rng=np.random.default_rng(0)),
+                 lambda: exponential_mechanism_probabilities(scores, rho=1.0, sensitivity=sensitivity)):
+        with pytest.raises(ValueError, match=match):
+            call()
+
+
+def test_hopeless_candidates_get_probability_zero_without_a_warning():
+    # ε/(2Δ) times a score gap past the largest double: the logit is -inf, silently (p = 0), not an overflow warning.
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        p = exponential_mechanism_probabilities(np.array([0.0, 1e300]), rho=1e4, sensitivity=1e-300)
+    assert p.tolist() == [0.0, 1.0]
