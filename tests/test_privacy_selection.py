@@ -224,3 +224,14 @@ def test_a_uniform_of_zero_never_picks_a_candidate_of_weight_zero():
 
     rng = _pcg64_about_to_draw_zero()
     assert _pick(np.array([0.0, 0.0, 2.0, 1.0]), rng) == 2
+
+
+def test_a_rescored_entry_is_updated_in_place_without_a_rebuild():
+    scores = np.zeros(6)
+    sampler = PairSampler(scores, sensitivity=1.0)  # a = sqrt(8) / 2
+    rng = np.random.default_rng(5)
+    sampler.draw(rho=1.0, rng=rng)
+    scores[4] = 20.0  # weight e^28 against 1: all but certain, and far below the rebuild threshold
+    sampler.rescored(np.array([4]))
+    assert [sampler.draw(rho=1.0, rng=rng) for _ in range(20)] == [4] * 20
+    assert sampler.n_rebuilds == 1
