@@ -101,11 +101,14 @@ def test_zero_weight_candidates_are_never_drawn():
     assert {sampler.draw(rho=1.0, rng=rng) for _ in range(400)} == {3, 7}
 
 
+_NOT_A_FLOAT_ARRAY = r"^scores must be a 1-D float array \(held by reference and updated in place\)$"
+
+
 @pytest.mark.parametrize("bad, error, match", [
-    (np.zeros(4), ValueError, "d\\(d\\+1\\)/2"),
-    (np.array([0.0, np.nan, 1.0]), ValueError, "finite"),
-    (np.zeros(3, dtype=np.float32), TypeError, "float"),
-    ([0.0, 1.0, 2.0], TypeError, "1-D float array"),
+    (np.zeros(4), ValueError, r"^scores must hold d\(d\+1\)/2 pairs for some d >= 1, got 4$"),
+    (np.array([0.0, np.nan, 1.0]), ValueError, r"^scores must be finite$"),
+    (np.zeros(3, dtype=np.float32), TypeError, _NOT_A_FLOAT_ARRAY),
+    ([0.0, 1.0, 2.0], TypeError, _NOT_A_FLOAT_ARRAY),
 ])
 def test_bad_scores_are_refused(bad, error, match):
     with pytest.raises(error, match=match):
@@ -113,7 +116,7 @@ def test_bad_scores_are_refused(bad, error, match):
 
 
 def test_bad_sensitivity_and_budget_are_refused():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^sensitivity must be a finite number > 0, got 0\.0$"):
         PairSampler(np.zeros(3), sensitivity=0.0)
     with pytest.raises(ValueError):
         PairSampler(np.zeros(3), sensitivity=1.0).draw(rho=0.0, rng=np.random.default_rng(0))
@@ -178,23 +181,6 @@ def test_audit_still_catches_the_broken_control_and_passes_the_sampler():
                                             run=rows_mechanism(audit_cases._DELTA / 2.0)), 3000)
     assert ok.ok and ok.bound.rho <= base.rho and ok.bound.rho > 0
     assert caught.verdict == "caught"
-
-
-def test_the_row_sampler_refuses_bad_scores_naming_what_is_wrong():
-    with pytest.raises(TypeError, match=r"^scores must be a 1-D float array \(held by reference and updated in place\)$"):
-        PairSampler(np.zeros(3, dtype=np.float32), sensitivity=1.0)
-    with pytest.raises(ValueError, match=r"^scores must hold d\(d\+1\)/2 pairs for some d >= 1, got 4$"):
-        PairSampler(np.zeros(4), sensitivity=1.0)
-    with pytest.raises(ValueError, match=r"^scores must be finite$"):
-        PairSampler(np.array([0.0, np.nan, 0.0]), sensitivity=1.0)
-    with pytest.raises(ValueError, match=r"^sensitivity must be a finite number > 0, got 0\.0$"):
-        PairSampler(np.zeros(3), sensitivity=0.0)
-    scores = np.zeros(3)
-    sampler = PairSampler(scores, sensitivity=1.0)
-    sampler.draw(rho=1.0, rng=np.random.default_rng(0))
-    scores[1] = np.inf
-    with pytest.raises(ValueError, match=r"^scores must be finite$"):
-        sampler.rescored(np.array([1]))
 
 
 def test_one_variable_is_one_pair_and_the_weights_are_built_on_the_first_draw():
