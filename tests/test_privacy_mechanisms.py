@@ -17,6 +17,7 @@ from paceggm.privacy import (
     gaussian_sigma,
     zcdp_to_approx_dp,
 )
+from paceggm.privacy.selection import PairSampler
 
 
 def test_gaussian_sigma_formula():
@@ -357,3 +358,44 @@ def test_hopeless_candidates_get_probability_zero_without_a_warning():
         warnings.simplefilter("error")
         p = exponential_mechanism_probabilities(np.array([0.0, 1e300]), rho=1e4, sensitivity=1e-300)
     assert p.tolist() == [0.0, 1.0]
+
+
+# --- the row sampler (paceggm.privacy.selection.PairSampler): its bookkeeping, beside the mechanism it draws
+# (its distribution tests, which need many draws, are in test_privacy_selection.py)
+
+def test_one_variable_is_one_pair_and_the_weights_are_built_on_the_first_draw():
+    sampler = PairSampler(np.array([0.3]), sensitivity=1.0)
+    assert (sampler.d, sampler.n_rebuilds) == (1, 0)
+    assert sampler.draw(rho=1.0, rng=np.random.default_rng(0)) == 0 and sampler.n_rebuilds == 1
+    assert PairSampler(np.zeros(6), sensitivity=1.0).d == 3
+
+
+def test_a_score_far_above_the_weights_reference_rebuilds_them_instead_of_overflowing():
+    # Weights are exp(a (score - reference)); a rescored entry a * 1,000 above the reference would
+    # overflow, so the sampler starts again from the new maximum: that entry is then all but certain.
+    scores = np.full(6, -1000.0)
+    sampler = PairSampler(scores, sensitivity=1e-3)  # a = sqrt(8) / 2e-3, about 1,414
+    rng = np.random.default_rng(3)
+    sampler.draw(rho=1.0, rng=rng)
+    scores[4] = 0.0
+    sampler.rescored(np.array([4]))
+    assert [sampler.draw(rho=1.0, rng=rng) for _ in range(20)] == [4] * 20
+    assert sampler.n_rebuilds == 2 and np.isfinite(sampler._w).all()
+
+
+def test_a_uniform_of_zero_never_picks_a_candidate_of_weight_zero():
+    from paceggm.privacy.selection import _pick
+
+    rng = _pcg64_about_to_draw_zero()
+    assert _pick(np.array([0.0, 0.0, 2.0, 1.0]), rng) == 2
+
+
+def test_a_rescored_entry_is_updated_in_place_without_a_rebuild():
+    scores = np.zeros(6)
+    sampler = PairSampler(scores, sensitivity=1.0)  # a = sqrt(8) / 2
+    rng = np.random.default_rng(5)
+    sampler.draw(rho=1.0, rng=rng)
+    scores[4] = 20.0  # weight e^28 against 1: all but certain, and far below the rebuild threshold
+    sampler.rescored(np.array([4]))
+    assert [sampler.draw(rho=1.0, rng=rng) for _ in range(20)] == [4] * 20
+    assert sampler.n_rebuilds == 1
