@@ -120,7 +120,7 @@ def compare_numeric(ours: pd.DataFrame, published: pd.DataFrame, *, value: str, 
                          else np.nan,
                          "published": published[value].to_numpy(dtype=float),
                          "published_se": published[se].to_numpy(dtype=float) if se else np.nan})
-    data = data.merge(mine.drop_duplicates(["dataset", "rho"]), on=["dataset", "rho"], how="left", sort=False)
+    data = data.merge(mine, on=["dataset", "rho"], how="left", sort=False)  # ours: one row per (data set, ρ)
     data["n_ok"] = data["n_ok"].fillna(0).astype(int)
     mean, pub, sem = (data[c].to_numpy(dtype=float) for c in ("ours", "published", "sem"))
     with np.errstate(divide="ignore", invalid="ignore"):
