@@ -15,9 +15,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from paceggm.bench.cells import bound_policy
+from paceggm.bench.cells import bound_policy, variant_label
 from paceggm.bench.schema import RESULT_COLUMNS, guarantee_holds
-from paceggm.bench.variants import label as variant_label
 from paceggm.bench.variants import row_params
 
 _NUMERIC = ("n", "d", "rho", "trial", "mahalanobis", "frobenius", "mse",
@@ -105,12 +104,8 @@ def canonical_variants(df: pd.DataFrame) -> pd.DataFrame:
     out["variant_raw"] = out["variant"]
     if not len(out):
         return out
-    labels: dict = {}  # one label per distinct (method, parameters): thousands of rows share a few variants
-    keys = [(m, repr(sorted(p.items())), p) for m, p in zip(out["method"], row_params(out))]
-    for m, r, p in keys:
-        if (m, r) not in labels:
-            labels[(m, r)] = variant_label(m, p)
-    out["variant"] = [labels[(m, r)] for m, r, _ in keys]
+    # row_params gives each row's varied parameters (computed once per distinct row): only the name is left to format.
+    out["variant"] = [variant_label(m, p) for m, p in zip(out["method"], row_params(out))]
     for _, g in out.groupby("variant"):
         if g["variant_raw"].nunique() > 1 and g.duplicated(["dataset", "preprocessing", "rho", "trial"]).any():
             out.loc[g.index, "variant"] = g["variant_raw"]
