@@ -6,6 +6,7 @@ pickling, and a plain ZCDPLedger passed as the accountant. After each, ``a.spent
 number of fits that ran times their ρ, or the fit was refused with nothing spent.
 """
 
+import gc
 import json
 import multiprocessing
 import os
@@ -276,6 +277,14 @@ def test_an_accountant_records_each_charge_with_its_purpose_and_shows_its_state(
     assert repr(a) == "ZCDPAccountant(budget=1.0, spent=0.375, charges=2)"
     copy = pickle.loads(pickle.dumps(ZCDPAccountant(2.0)))
     assert repr(copy) == "ZCDPAccountant(budget=2.0, spent=0.0, charges=0, detached)"
+    # A pickle that outlives an accountant with charges comes back as a snapshot of them, exact.
+    blob = pickle.dumps(a)
+    del a
+    gc.collect()
+    snapshot = pickle.loads(blob)
+    assert repr(snapshot) == "ZCDPAccountant(budget=1.0, spent=0.375, charges=2, detached)"
+    assert snapshot.charges == (Charge(0.25, "fit A"), Charge(RHO, "fit B"))
+    assert snapshot.spent_exact == Fraction(3, 8) and snapshot.remaining == 0.625
 
 
 def test_each_pickle_in_the_process_comes_back_as_its_own_accountant():
@@ -300,7 +309,11 @@ def test_file_accountant_readers_share_the_lock_and_a_charge_waits_for_them(tmp_
 
     with open(a.path, "rb") as fh:
         fcntl.flock(fh, fcntl.LOCK_SH)  # another reader holds the file
-        reader = threading.Thread(target=lambda: got.append(a.by_purpose() if read == "by_purpose" else getattr(a, read)))
+        def read_alongside_it():  # through a handle opened while the other reader holds the file
+            b = FileZCDPAccountant(a.path)
+            got.append(b.by_purpose() if read == "by_purpose" else getattr(b, read))
+
+        reader = threading.Thread(target=read_alongside_it)
         reader.start()
         reader.join(timeout=10)
         read_alongside = not reader.is_alive()
@@ -309,7 +322,7 @@ def test_file_accountant_readers_share_the_lock_and_a_charge_waits_for_them(tmp_
         charged_alongside = charged.wait(timeout=0.3)
     reader.join()
     writer.join()
-    assert read_alongside, f"reading {read} waited for another reader: it took the exclusive lock"
+    assert read_alongside, f"opening or reading {read} waited for another reader: it took the exclusive lock"
     assert got == [expected]
     assert not charged_alongside, "a charge went ahead while a reader held the file: it took a shared lock"
     assert a.spent == 0.25 + RHO
@@ -340,8 +353,16 @@ def test_what_may_be_an_accountant_is_said_in_full():
                               "got dict")
 
 
-def test_file_accountant_refuses_mismatched_budget_missing_file_and_damage(tmp_path):
+def test_file_accountant_refuses_mismatched_budget_missing_file_and_damage(tmp_path, monkeypatch):
     path = tmp_path / "b.jsonl"
+    with pytest.raises(ValueError, match=r"^budget must be a finite number > 0, got -1\.0$"):
+        FileZCDPAccountant(path, budget=-1.0)
+    assert not path.exists()
+    with monkeypatch.context() as m:  # a system without flock
+        m.setitem(sys.modules, "fcntl", None)
+        with pytest.raises(OSError, match=r"^FileZCDPAccountant needs fcntl\.flock \(a POSIX system\); use "
+                                          r"ZCDPAccountant with n_jobs=1 instead$"):
+            FileZCDPAccountant(path, budget=1.0)
     with pytest.raises(FileNotFoundError, match="budget="):
         FileZCDPAccountant(path)
     a = FileZCDPAccountant(path, budget=1.0)

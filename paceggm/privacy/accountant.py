@@ -183,7 +183,7 @@ class FileZCDPAccountant:
     def __init__(self, path, budget: float | None = None) -> None:
         try:
             import fcntl  # noqa: F401  (POSIX only)
-        except ImportError as err:  # pragma: no cover - non-POSIX platforms
+        except ImportError as err:  # non-POSIX platforms
             raise OSError("FileZCDPAccountant needs fcntl.flock (a POSIX system); use ZCDPAccountant "
                           "with n_jobs=1 instead") from err
         self.path = os.fspath(path)
