@@ -176,15 +176,18 @@ verify: install
 
 # --- mutation testing (mutmut, in the dev extra): the privacy package, PACE-GGM's round loop and the
 # harness's budget check, each mutant against the tests that cover it ([tool.mutmut] in pyproject.toml);
-# then docs/mutation.md: counts and every survivor with its reason (.ci/mutation_reasons.json). Fails if a
+# then each mutant mutmut's forked runs timed out on or never reached again, in a fresh interpreter
+# (.ci/mutation_fresh.py: the accountant's tests start worker pools, which a forked run can hang); then
+# docs/mutation.md: counts and every survivor with its reason (.ci/mutation_reasons.json). Fails if a
 # survivor is unexplained. Hours on two cores (each mutant runs the tests that reach its
 # function, and the round loop's reach most of the estimator's tests); a rerun resumes (.ci/mutation_run.py runs only the mutants
 # not yet decided; mutmut itself resets those of functions whose code changed). After adding tests, retest the
-# survivors by name (.venv/bin/mutmut run NAME...) or delete mutants/ to start over.
+# survivors by name (.venv/bin/python .ci/mutation_fresh.py --names NAME...) or delete mutants/ to start over.
 MUTATION_SCOPE := "paceggm.privacy.*" "paceggm.estimator.x__run__*" "paceggm.bench.execute.x_check_spent__*"
 .PHONY: mutation
 mutation: install
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) .ci/mutation_run.py --max-children 2 $(MUTATION_SCOPE)
+	$(PY) .ci/mutation_fresh.py --jobs 2 $(MUTATION_SCOPE)
 	$(PY) .ci/mutation_table.py --out docs/mutation.md $(MUTATION_SCOPE)
 
 # --- studies (studies/, one command each; need the raw data, $PACEGGM_DATA_DIR; stores under runs/studies/, resumable):

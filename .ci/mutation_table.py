@@ -76,10 +76,12 @@ def main(argv=None) -> int:
         f"| {len(status)} | {counts['killed']} | {counts['survived']} | {counts['timeout']} | {counts['no tests']} | "
         f"{len(status) - counts['killed'] - counts['survived'] - counts['timeout'] - counts['no tests']} |",
         "",
-        "A timeout is a mutant whose tests ran past 3× their unmutated time plus 5 s (`timeout_multiplier`,",
-        "`timeout_constant`). An endless loop does that, but so can a loaded machine or a worker process that",
-        "hangs in a forked test run: a timeout counts as caught only once a rerun on a quiet machine repeats it.",
-        "They are listed below with their changes.",
+        "mutmut runs each mutant in a child forked from its own process and stops it at 3× its tests' CPU time",
+        "plus 5 s. The accountant's tests start dask and loky worker processes, which a forked run can hang, so",
+        "every mutant mutmut timed out on or never reached is run again by `.ci/mutation_fresh.py` in a fresh",
+        "interpreter (`python -m pytest -x` on the same tests, fastest first), stopped at 5× their time plus 60 s",
+        "of wall time. A timeout left in the table is one that fresh run repeated (an endless loop: the tests",
+        "never finish, which catches the mutant); they are listed below with their changes.",
         "",
     ]
     undecided = counts["not checked"] + counts["check was interrupted by user"]
