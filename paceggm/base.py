@@ -203,8 +203,20 @@ class PrivateCovarianceEstimator(PrivateEstimator):
         self._record_spent((*ledger.charges, *charges), rho)
         self.location_ = location
         self.covariance_ = covariance
-        self.precision_ = np.linalg.pinv(covariance, hermitian=True)
         return self
+
+    @property
+    def precision_(self) -> np.ndarray:
+        """The pseudo-inverse of ``covariance_``, computed on first use and kept until the next fit.
+
+        On first use, not in ``fit``: a d × d pseudo-inverse costs as much as a small fit, and the
+        harness's metrics and the privacy audit never read it.
+        """
+        covariance = self.covariance_  # before fit: AttributeError, as for any fitted attribute
+        cached = self.__dict__.get("_precision")
+        if cached is None or cached[0] is not covariance:
+            cached = self._precision = (covariance, np.linalg.pinv(covariance, hermitian=True))
+        return cached[1]
 
     def _check_params(self) -> None:
         """Validate the estimator's own parameters (before any budget is spent)."""

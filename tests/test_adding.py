@@ -90,6 +90,8 @@ def test_adding_a_figure_is_one_entry_in_the_table_of_artifacts(tmp_path, monkey
     assert not toy.problems and toy.trials == 2
     report = write_report(log).read_text(encoding="utf-8")
     assert "## Time per trial" in report and "](time_per_trial.png)" in report
-    # a source can be redirected by the config, like every other entry's
-    log = build_all(runs, out, FiguresConfig(formats=("png",), sources={"time_per_trial": ("main",)}))
+    # a source can be redirected by the config, like every other entry's (this entry alone is built)
+    log = build_all(runs, out, FiguresConfig(formats=("png",), sources={"time_per_trial": ("main",)}),
+                    artifacts=[TOY_FIGURE])
+    assert [a.name for a in log.artifacts] == ["time_per_trial"]
     assert "no results table for main" in log.artifacts[-1].skipped

@@ -1,11 +1,13 @@
 """Every estimator is a scikit-learn estimator: check_estimator, clone, Pipeline, model selection."""
 
+import pickle
 import warnings
 
 import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.covariance import EmpiricalCovariance
+from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
@@ -83,6 +85,22 @@ def test_regressors_in_a_pipeline_and_grid_search(cls):
     search = GridSearchCV(cls(rho=1e6, random_state=0), {"failure_prob": [0.05, 0.1]}, cv=3).fit(X, y)
     assert search.best_score_ > 0.9
     assert min(cross_val_score(make_pipeline(cls(rho=1e6, random_state=0)), X, y, cv=3)) > 0.9
+
+
+def test_precision_is_the_pseudo_inverse_of_the_current_covariance():
+    est = SSP(rho=1.0, random_state=0)
+    assert not hasattr(est, "precision_")
+    with pytest.raises(NotFittedError):
+        est.get_precision()
+    est.fit(_X(n=200, d=3, seed=1))
+    first = est.precision_
+    np.testing.assert_array_equal(first, np.linalg.pinv(est.covariance_, hermitian=True))
+    assert est.get_precision() is first  # computed once
+    pickled = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(pickled.precision_, first)
+    est.set_params(random_state=1).fit(_X(n=200, d=3, seed=1))  # a refit: another release, its own inverse
+    assert not np.array_equal(est.precision_, first)
+    np.testing.assert_array_equal(est.precision_, np.linalg.pinv(est.covariance_, hermitian=True))
 
 
 @pytest.mark.parametrize("cls", COVARIANCE, ids=lambda c: c.__name__)
