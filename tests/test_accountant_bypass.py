@@ -375,6 +375,11 @@ def test_file_accountant_refuses_mismatched_budget_missing_file_and_damage(tmp_p
     # One line per charge, appended: the exact ρ, what it paid for and which process charged it.
     lines = [json.loads(line) for line in path.read_text().splitlines()[1:]]
     assert lines == [{"rho": (0.5).hex(), "purpose": "x", "pid": os.getpid()}]
+    other = tmp_path / "other.jsonl"
+    other.write_text('{"budget": "0x1.0p+0"}\n')
+    with pytest.raises(ValueError, match=r"^the accountant file '.*other\.jsonl' is damaged or not an accountant file "
+                                         r"\(ValueError: not an accountant file\); nothing was charged$"):
+        FileZCDPAccountant(other)
     with open(path, "a") as fh:
         fh.write("{not json\n")
     with pytest.raises(ValueError, match="damaged"):

@@ -193,7 +193,7 @@ class FileZCDPAccountant:
             if budget is None:
                 raise FileNotFoundError(f"no accountant file at {self.path!r}: pass budget=... to create one")
             self._create(budget)
-        recorded = self._read(shared=True).budget
+        recorded = self._read().budget
         if budget is not None and budget != recorded:
             raise ValueError(f"the accountant file {self.path!r} holds a budget of {recorded!r}, not {budget!r}")
         self.budget = recorded
@@ -230,11 +230,12 @@ class FileZCDPAccountant:
                              f"({type(err).__name__}: {err}); nothing was charged") from err
         return ledger
 
-    def _read(self, *, shared: bool) -> ZCDPLedger:
+    def _read(self) -> ZCDPLedger:
+        """The ledger as the file holds it, under a shared lock: readers go side by side, a charge waits."""
         import fcntl
 
         with open(self.path, "rb") as fh:
-            fcntl.flock(fh, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+            fcntl.flock(fh, fcntl.LOCK_SH)
             return self._replay(fh)
 
     def charge(self, rho: float, purpose: str) -> None:
@@ -262,23 +263,23 @@ class FileZCDPAccountant:
     @property
     def spent(self) -> float:
         """Total charged so far by every handle (rounded down, so ``spent <= budget``)."""
-        return self._read(shared=True).spent
+        return self._read().spent
 
     @property
     def spent_exact(self) -> Fraction:
-        return self._read(shared=True).spent_exact
+        return self._read().spent_exact
 
     @property
     def remaining(self) -> float:
         """Budget left, rounded down: charging it never exceeds the budget."""
-        return self._read(shared=True).remaining
+        return self._read().remaining
 
     @property
     def charges(self) -> tuple[Charge, ...]:
-        return self._read(shared=True).charges
+        return self._read().charges
 
     def by_purpose(self) -> dict[str, float]:
-        return self._read(shared=True).by_purpose()
+        return self._read().by_purpose()
 
     def __reduce__(self):
         return type(self), (self.path,)
