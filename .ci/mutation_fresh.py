@@ -9,8 +9,8 @@ reruns each timeout and each mutant mutmut never reached as ``python -m pytest -
 one), on the tests mutmut mapped to the mutated function, and writes the verdict where
 mutmut keeps its own (``mutants/<module>.py.meta``), so ``mutmut results`` and
 ``mutation_table.py`` read it. A mutant still running after ``--timeout-factor`` times its
-tests' unmutated time plus ``--timeout-extra`` seconds of wall time in a fresh process is a
-real timeout (an endless loop), and is recorded as one.
+tests' unmutated time plus ``--timeout-extra`` seconds of wall time in a fresh process, twice,
+is a real timeout (an endless loop), and is recorded as one.
 
     python .ci/mutation_fresh.py PATTERN...
 """
@@ -93,7 +93,11 @@ def main(argv=None) -> int:
         tests = sorted(tests_by_function.get(name.rpartition("__mutmut_")[0], ()), key=lambda t: duration.get(t, 0))
         if not tests:
             return 33, 0.0  # mutmut's "no tests"
-        return _run(name, tests, args.timeout_factor * sum(duration.get(t, 0) for t in tests) + args.timeout_extra)
+        limit = args.timeout_factor * sum(duration.get(t, 0) for t in tests) + args.timeout_extra
+        code, seconds = _run(name, tests, limit)
+        if code == TIMEOUT:  # once more: a worker pool can stall on a loaded machine, an endless loop never ends
+            code, seconds = _run(name, tests, limit)
+        return code, seconds
 
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         futures = {pool.submit(decide, name): name for name in names}

@@ -80,8 +80,8 @@ def main(argv=None) -> int:
         "plus 5 s. The accountant's tests start dask and loky worker processes, which a forked run can hang, so",
         "every mutant mutmut timed out on or never reached is run again by `.ci/mutation_fresh.py` in a fresh",
         "interpreter (`python -m pytest -x` on the same tests, fastest first), stopped at 5× their time plus 60 s",
-        "of wall time. A timeout left in the table is one that fresh run repeated (an endless loop: the tests",
-        "never finish, which catches the mutant); they are listed below with their changes.",
+        "of wall time, and run once more if stopped. A timeout left in the table hung in both fresh runs (an",
+        "endless loop: the tests never finish, which catches the mutant); they are listed below with their changes.",
         "",
     ]
     undecided = counts["not checked"] + counts["check was interrupted by user"]
