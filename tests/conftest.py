@@ -29,22 +29,24 @@ if (_CLONE / "studies" / "__init__.py").is_file() and str(_CLONE) not in sys.pat
     sys.path.append(str(_CLONE))
 
 
-def _slow_first(items):
-    """Tests marked ``slow`` first, in their collected order, then the rest: a parallel run then ends on
-    many short tests rather than waiting on one long test that started last."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+def _slow_first(config, items):
+    """In a parallel run, tests marked ``slow`` first, in their collected order, then the rest: the run
+    then ends on many short tests rather than waiting on one long test that started last. A run in one
+    process keeps the order it was given (the mutation run puts each mutant's fastest tests first)."""
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
-    """Slow tests first (:func:`_slow_first`); warn when ``--dist loadgroup`` has not grouped the tests
+    """Slow tests first in parallel runs (:func:`_slow_first`); warn when ``--dist loadgroup`` has not grouped the tests
     marked ``xdist_group``.
 
     pytest-xdist groups a marked test by appending ``@group`` to its node id on the worker; where
     the installed pytest ignores that (pytest >= 9.2 with xdist 3.8) the groups fall apart and each
     worker rebuilds the shared fixtures: nothing fails, the suite only gets slower. Say so.
     """
-    _slow_first(items)
+    _slow_first(config, items)
     if not getattr(config.option, "loadgroup", False):
         return
     lost = [item.nodeid for item in items

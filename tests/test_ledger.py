@@ -57,7 +57,10 @@ def test_remaining_is_rounded_down_and_spendable():
 
 @pytest.mark.parametrize("bad", [0.0, -0.1, float("nan"), float("inf")])
 def test_bad_charges_and_budgets(bad):
-    with pytest.raises(ValueError):
+    # each refusal names what was wrong, word for word
+    with pytest.raises(ValueError) as err:
         ZCDPLedger(bad)
-    with pytest.raises(ValueError):
+    assert str(err.value) == f"budget must be a finite number > 0, got {bad!r}"
+    with pytest.raises(ValueError) as err:
         ZCDPLedger(1.0).charge(bad, "x")
+    assert str(err.value) == f"rho must be a finite number > 0, got {bad!r}"
