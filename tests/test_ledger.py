@@ -21,8 +21,10 @@ def test_charges_are_recorded_with_purpose():
 def test_overspending_is_refused_and_nothing_recorded():
     ledger = ZCDPLedger(0.3)
     ledger.charge(0.2, "x")
-    with pytest.raises(BudgetExceededError, match="exceed"):
+    with pytest.raises(BudgetExceededError) as err:
         ledger.charge(0.2, "y")
+    # what asked, the budget, the exact overshoot and what was spent
+    assert str(err.value) == "charging rho=0.2 for 'y' would exceed the budget 0.3 by 0.1 (already spent 0.2)"
     assert len(ledger.charges) == 1 and ledger.spent == 0.2
 
 
