@@ -28,15 +28,17 @@ import sys
 import time
 from pathlib import Path
 
+from mutmut.stats import status_by_exit_code
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mutation_table import results  # noqa: E402
 
 MUTANTS = Path("mutants")
 RERUN = {"not checked", "check was interrupted by user", "timeout"}
-# mutmut's own codes (mutmut.stats.status_by_exit_code): pytest's 0 survived, 1 killed,
-# 5 no tests collected; 36 is mutmut's code for a timeout
-TIMEOUT = 36
-VERDICTS = {0, 1, 5}
+# Verdicts are written as mutmut's own exit codes (pytest's 0, 1 and 5; mutmut's 33 for no tests
+# and 36 for a timeout), so that mutmut reads them as it reads its own.
+TIMEOUT, NO_TESTS = 36, 33
+VERDICTS = {"killed", "survived", "no tests", "timeout"}
 
 
 def _meta_path(name: str) -> Path:
@@ -92,7 +94,7 @@ def main(argv=None) -> int:
     def decide(name: str) -> tuple[int, float]:
         tests = sorted(tests_by_function.get(name.rpartition("__mutmut_")[0], ()), key=lambda t: duration.get(t, 0))
         if not tests:
-            return 33, 0.0  # mutmut's "no tests"
+            return NO_TESTS, 0.0
         limit = args.timeout_factor * sum(duration.get(t, 0) for t in tests) + args.timeout_extra
         code, seconds = _run(name, tests, limit)
         if code == TIMEOUT:  # once more: a worker pool can stall on a loaded machine, an endless loop never ends
@@ -103,12 +105,12 @@ def main(argv=None) -> int:
         futures = {pool.submit(decide, name): name for name in names}
         for i, future in enumerate(concurrent.futures.as_completed(futures), 1):
             name, (code, seconds) = futures[future], future.result()
-            if code not in VERDICTS | {33, TIMEOUT}:
+            verdict = status_by_exit_code[code]
+            if verdict not in VERDICTS:
                 print(f"{name}: pytest exited {code} (an error in the run itself, not a verdict); left undecided",
                       flush=True)
                 continue
             _record(name, code, seconds)  # here, in one thread: each meta file is rewritten by one writer
-            verdict = {0: "survived", 1: "killed", 5: "no tests", 33: "no tests", TIMEOUT: "timeout"}[code]
             print(f"[{i}/{len(names)}] {name}: {verdict} ({seconds:.1f} s)", flush=True)
     return 0
 
