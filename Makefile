@@ -81,11 +81,13 @@ collect: install
 
 # The linter first (configured in pyproject.toml), then the suite on every core (pytest-xdist, in the dev
 # extra; TEST_WORKERS=0 runs it in one process); `pytest -m "not slow"` skips the end-to-end sweeps and figure
-# builds when iterating.
+# builds when iterating. The suite starts dozens of interpreters (command lines, dask and loky workers, a
+# fresh venv): where the environment sets PYTHONDONTWRITEBYTECODE, each would compile the package again and
+# every xdist worker would rewrite every test module's asserts, so the suite keeps its bytecode caches.
 TEST_WORKERS ?= auto
 test: install
 	$(PY) -m ruff check .
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=20
+	PYTHONDONTWRITEBYTECODE= OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=20
 
 # --- data sets ---------------------------------------------------------------
 # The data-set table (ours vs published) -> figures/tables/datasets.{md,tex}.

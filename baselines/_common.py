@@ -6,10 +6,26 @@ into the estimator interface of :class:`paceggm.base.PrivateCovarianceEstimator`
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from paceggm.base import PrivateCovarianceEstimator
 from paceggm.privacy import ZCDPLedger, gaussian_mechanism
+
+
+def _upper_triangle(d: int) -> tuple[np.ndarray, np.ndarray]:
+    # Audits and private tuning fit small models by the thousand, and at d = 2 building the index
+    # arrays costs more than the release itself; wide ones are built afresh (their size would
+    # otherwise stay in memory: 16 bytes an entry of the triangle).
+    return _small_upper_triangle(d) if d <= 64 else np.triu_indices(d)
+
+
+@functools.lru_cache(maxsize=None)
+def _small_upper_triangle(d: int) -> tuple[np.ndarray, np.ndarray]:
+    rows, cols = np.triu_indices(d)
+    rows.flags.writeable = cols.flags.writeable = False
+    return rows, cols
 
 
 def release_symmetric(matrix: np.ndarray, *, rho: float, sensitivity: float, rng: np.random.Generator):
@@ -21,7 +37,7 @@ def release_symmetric(matrix: np.ndarray, *, rho: float, sensitivity: float, rng
     larger, choice). Returns the noisy symmetric matrix and the noise scale.
     """
     d = matrix.shape[0]
-    upper = np.triu_indices(d)
+    upper = _upper_triangle(d)
     noisy_entries, sigma = gaussian_mechanism(matrix[upper], rho=rho, sensitivity=sensitivity, rng=rng)
     out = np.empty((d, d))
     out[upper] = noisy_entries

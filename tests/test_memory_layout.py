@@ -9,6 +9,7 @@ and every backend must give the same bits whatever the layout.
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -123,7 +124,8 @@ def dask_cluster(tmp_path):
     address = f"tcp://127.0.0.1:{port}"
     logs = [open(tmp_path / f"{name}.log", "w") for name in ("scheduler", "worker")]
     procs = [subprocess.Popen([*_dask_cli(), "scheduler", "--host", "127.0.0.1", "--port", str(port),
-                               "--no-dashboard"], env=env, stdout=logs[0], stderr=subprocess.STDOUT)]
+                               "--no-dashboard"], env=env, stdout=logs[0], stderr=subprocess.STDOUT,
+                              start_new_session=True)]
     try:
         from distributed import Client
 
@@ -136,19 +138,21 @@ def dask_cluster(tmp_path):
                 if time.monotonic() > deadline or procs[0].poll() is not None:
                     raise RuntimeError((tmp_path / "scheduler.log").read_text()) from None
         procs.append(subprocess.Popen([*_dask_cli(), "worker", address, "--nworkers", "2", "--nthreads", "1",
-                                       "--no-dashboard"], env=env, stdout=logs[1], stderr=subprocess.STDOUT))
+                                       "--no-dashboard"], env=env, stdout=logs[1], stderr=subprocess.STDOUT,
+                                      start_new_session=True))
         with Client(address, timeout=10) as client:
             client.wait_for_workers(2, timeout=60)
         yield address
     finally:
-        for p in reversed(procs):
-            p.terminate()
+        # Each command leads its own process group (the worker's nanny and its two worker processes):
+        # killing the groups ends them all at once, where a graceful shutdown takes seconds and a
+        # killed nanny alone would leave its workers running.
         for p in reversed(procs):
             try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.wait()
         for log in logs:
             log.close()
 

@@ -84,12 +84,20 @@ def test_ipf_stops_at_its_cap_without_converging():
     assert np.max(np.abs(W[p.rows, p.cols] - p.targets)) > 1e-9
 
 
+# The CG threshold lowered for the measured fit: low-rank d = 40, rho = 10 then grows blocks past it
+# and every part runs, at a quarter of the cost of the smallest fit that crosses the shipped threshold
+# (d = 100). What is measured is how the parts are taken apart, not the threshold's value.
+_CG_MIN_ENTRIES = 200
+
+
 @pytest.fixture(scope="module")
 def measured():
-    # Low-rank d = 100, rho = 10 grows one block past the CG threshold: every part runs. The smallest
-    # such fit found (d = 70-90 or fewer records stay below it); IPF on one late round, not two (each
-    # takes ~30,000 rank-two updates), keeps it at about 11 CPU seconds.
-    return round_floor.measure("lowrank", 100, 10.0, late=1)
+    from paceggm.reconstruction import newton_pcg
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(newton_pcg, "_CG_MIN_ENTRIES", _CG_MIN_ENTRIES)
+        # IPF on one late round, not two (each takes ~20,000 rank-two updates)
+        return round_floor.measure("lowrank", 40, 10.0, late=1)
 
 
 def test_measure_takes_the_fit_apart(measured):
@@ -100,7 +108,7 @@ def test_measure_takes_the_fit_apart(measured):
     assert m["calls"]["solver"] == m["rounds"] > 0
     assert m["calls"]["inverses of P"] > 0
     assert m["solves"] and all(len(s) >= 1 for s in m["solves"])
-    assert m["fill"].counts.size == 100 and m["fill"].counts.max() >= 2
+    assert m["fill"].counts.size == 40 and m["fill"].counts.max() >= 2
     assert len(m["ipf"]) == 1
     for r in m["ipf"]:
         assert r["updates"] > 0 and r["kkt"] <= round_floor.IPF_TOL
