@@ -21,7 +21,7 @@ def _upper_triangle(d: int) -> tuple[np.ndarray, np.ndarray]:
     return _small_upper_triangle(d) if d <= 64 else np.triu_indices(d)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _small_upper_triangle(d: int) -> tuple[np.ndarray, np.ndarray]:
     rows, cols = np.triu_indices(d)
     rows.flags.writeable = cols.flags.writeable = False
