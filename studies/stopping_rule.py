@@ -50,7 +50,7 @@ from studies.reference_solvers import replay_source, replayed_blocks
 
 OUT = Path("figures/tables/stopping_rule.md")
 #: The ``solver`` recipe's rows of the reproduction made with IPM's and PGD's
-#: ``tight`` presets (run 3): the reference every candidate is paired with.
+#: ``tight`` presets: the reference every candidate is paired with.
 RESULTS = Path("figures/tables/stopping_rule_reference.parquet")
 
 #: Candidate settings: the ``warm`` preset (the default: warm-started rounds, μ

@@ -128,19 +128,21 @@ def test_wheel_in_a_fresh_venv_runs_the_demo_outside_the_clone(tmp_path):
     work.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PACEGGM_CONF_DIR")}
     env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    probe = _run([str(py), "-c", "import paceggm, paceggm.baselines, paceggm.bench.config as c, importlib.util;"
-                  "print(paceggm.__file__, c.find_conf_dir(), importlib.util.find_spec('baselines'))"],
-                 cwd=work, env=env).stdout.split()
-    assert str(venv) in probe[0] and str(venv) in probe[1] and probe[2] == "None"
-
     runs = work / "runs"
     # The demo recipe at one ρ (a third of its cells): what is tested is that the installed wheel runs it.
     ran = _run([str(bench), "run", "experiment=demo", "rho=[1.0]", f"runs_dir={runs}", "backend.n_jobs=1"],
                cwd=work, env=env)
     assert "(ok 9, failed 0)" in ran.stdout and "collected 9 cells" in ran.stdout  # the run's summary
-    _run([str(py), "-m", "paceggm.bench.figures", "--runs", str(runs), "--out", str(work / "figures"),
-          "--main-datasets", "breast_cancer_sklearn", "--main-methods", "paceggm,ssp,diagonal",
-          "--preprocessing", "strict", "--formats", "png"], cwd=work, env=env)
+    # One interpreter (each start imports scikit-learn, seconds apiece): where the package and its
+    # configurations are found, then the figures stage as `python -m paceggm.bench.figures` runs it.
+    figures = ["--runs", str(runs), "--out", str(work / "figures"), "--main-datasets", "breast_cancer_sklearn",
+               "--main-methods", "paceggm,ssp,diagonal", "--preprocessing", "strict", "--formats", "png"]
+    drawn = _run([str(py), "-c", "import importlib.util, runpy, sys, paceggm, paceggm.baselines, paceggm.bench.config as c;"
+                  "print(paceggm.__file__, c.find_conf_dir(), importlib.util.find_spec('baselines'), flush=True);"
+                  f"sys.argv = ['paceggm.bench.figures', *{figures!r}];"
+                  "runpy.run_module('paceggm.bench.figures', run_name='__main__')"], cwd=work, env=env)
+    probe = drawn.stdout.splitlines()[0].split()
+    assert str(venv) in probe[0] and str(venv) in probe[1] and probe[2] == "None"
     assert (work / "figures" / "main_comparison.png").is_file()
     manifest = json.loads((runs / "demo" / "manifest.json").read_text())
     assert manifest["runs"][-1]["git_commit"] == "unknown"  # not the commit of a repository around the venv
