@@ -63,7 +63,9 @@ def test_a_faithful_rerun_is_within_tolerance_and_reported_per_solver(tmp_path, 
     rows = pd.read_parquet(tmp_path / "rows.parquet")
     assert len(rows) == len(_sampled(committed))
     results = str(tmp_path / "results")
-    assert V.main(["--pair", str(tmp_path / "rows.parquet"), str(tmp_path / "rows.parquet"), "--results", results]) == 0
+    assert V.main(["--pair", str(tmp_path / "rows.parquet"), str(tmp_path / "rows.parquet"), "--results", results,
+                   "--out", str(tmp_path / "pair.md")]) == 0
+    assert (tmp_path / "pair.md").read_text() == capsys.readouterr().out  # the report, printed and written
     exact = rows.index[rows["params"].str.contains('"newton"')][0]
     rows.loc[exact, "mahalanobis"] *= 1 + 1e-5
     rows.to_parquet(tmp_path / "other.parquet", index=False)
@@ -201,6 +203,9 @@ def test_usage_errors_exit_2(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         V.main(["--jobs", "0"])
     assert exc.value.code == 2
+    with pytest.raises(SystemExit) as exc:  # a pair runs nothing: there are no rerun rows to write
+        V.main(["--pair", "a.parquet", "b.parquet", "--rows", str(tmp_path / "rows.parquet")])
+    assert exc.value.code == 2 and "--pair runs nothing" in capsys.readouterr().err
 
 
 def test_ipm_cells_rerun_with_the_preset_they_were_made_with(committed):

@@ -568,14 +568,15 @@ def main(argv: Sequence[str] | None = None, *, loader: Callable | None = None) -
             parser.error(f"{name} must be >= 1, got {v}")
     if not args.max_seconds > 0:
         parser.error(f"--max-seconds must be positive, got {args.max_seconds}")
+    if args.pair and args.rows is not None:
+        parser.error("--rows writes the rows of a rerun; --pair runs nothing")
     if args.pair:
         status, report = pair(*args.pair, results=args.results)
-        print(report, end="")
-        return status
-    status, report = verify(args.results, overrides=args.overrides, seed=args.seed, per_stratum=args.per_stratum,
-                            per_stratum_inexact=args.per_stratum_inexact, max_seconds=args.max_seconds,
-                            jobs=args.jobs, recipes=[r for r in args.recipes.split(",") if r], loader=loader,
-                            progress=not args.no_progress, rows_out=args.rows, ipm_preset=args.ipm_preset)
+    else:
+        status, report = verify(args.results, overrides=args.overrides, seed=args.seed, per_stratum=args.per_stratum,
+                                per_stratum_inexact=args.per_stratum_inexact, max_seconds=args.max_seconds,
+                                jobs=args.jobs, recipes=[r for r in args.recipes.split(",") if r], loader=loader,
+                                progress=not args.no_progress, rows_out=args.rows, ipm_preset=args.ipm_preset)
     print(report, end="")
     if args.out is not None and status != 2:
         args.out.parent.mkdir(parents=True, exist_ok=True)
