@@ -402,7 +402,9 @@ def test_model_selection_without_an_accountant_warns():
 @pytest.mark.slow
 def test_dask_worker_processes_refuse_or_charge_the_file_accountant(tmp_path):
     distributed = pytest.importorskip("dask.distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+    # One worker process, two threads: the folds reach another process through dask's transport (the
+    # file accountant across several processes is the loky tests' above).
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True, dashboard_address=None) as cluster, \
             distributed.Client(cluster), joblib.parallel_backend("dask"):
         a = ZCDPAccountant(1.0)
         with pytest.raises(ValueError, match="All the 3 fits failed") as err:

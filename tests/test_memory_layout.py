@@ -114,7 +114,11 @@ def _dask_cli() -> list[str]:
 
 @pytest.fixture
 def dask_cluster(tmp_path):
-    """A ``dask scheduler`` and a ``dask worker`` (two worker processes) on 127.0.0.1."""
+    """A ``dask scheduler`` and a ``dask worker`` on 127.0.0.1: one worker process with two threads.
+
+    The cells reach a process of their own (by pickling, at another address) as with any number of
+    workers; a nanny and a second worker process would only add two interpreters' start-up.
+    """
     pytest.importorskip("distributed")
     port = _free_port()
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
@@ -137,16 +141,15 @@ def dask_cluster(tmp_path):
             except OSError:
                 if time.monotonic() > deadline or procs[0].poll() is not None:
                     raise RuntimeError((tmp_path / "scheduler.log").read_text()) from None
-        procs.append(subprocess.Popen([*_dask_cli(), "worker", address, "--nworkers", "2", "--nthreads", "1",
+        procs.append(subprocess.Popen([*_dask_cli(), "worker", address, "--no-nanny", "--nthreads", "2",
                                        "--no-dashboard"], env=env, stdout=logs[1], stderr=subprocess.STDOUT,
                                       start_new_session=True))
         with Client(address, timeout=10) as client:
-            client.wait_for_workers(2, timeout=60)
+            client.wait_for_workers(1, timeout=60)
         yield address
     finally:
-        # Each command leads its own process group (the worker's nanny and its two worker processes):
-        # killing the groups ends them all at once, where a graceful shutdown takes seconds and a
-        # killed nanny alone would leave its workers running.
+        # Each command leads its own process group: killing the groups ends them and anything they
+        # started at once, where a graceful shutdown takes seconds.
         for p in reversed(procs):
             try:
                 os.killpg(p.pid, signal.SIGKILL)
