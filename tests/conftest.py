@@ -7,20 +7,25 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+# Nothing here imports the library at module level: pytest-xdist's controller loads this file before
+# it starts the workers, and importing scikit-learn would hold them back seconds for nothing.
+
+
 # Harness test modules are skipped, with the reason, when the harness's dependencies are absent.
-from paceggm import PACEGGM
-from paceggm.baselines import (
-    SSP,
-    AdaptiveCov,
-    AdaSSP,
-    DiagonalOnly,
-    GaussCov,
-    PACEGGMRegression,
-    SeparateCov,
-    SSPProjected,
-    SSPTight,
-)
-from paceggm.bench.conftest import pytest_make_collect_report, pytest_runtest_makereport  # noqa: F401
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    outcome = yield
+    from paceggm.bench.conftest import skip_for_missing_module
+
+    skip_for_missing_module(outcome.get_result(), collector)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    from paceggm.bench.conftest import skip_for_missing_module
+
+    skip_for_missing_module(outcome.get_result(), item)
 
 # studies/ (the one-off measurements, tests/studies/) is a folder of the clone, not an installed
 # package: put the clone on the path, after the installed packages, where it has one.
@@ -57,11 +62,28 @@ def pytest_collection_modifyitems(config, items):
                       "worker. Install the versions the dev extra allows.", stacklevel=1)
 
 
-# Every estimator of the library, for the tests that hold each of them to the same contract
-# (the harness's method registry names the same classes; test_bench_methods checks that).
-COVARIANCE = [PACEGGM, SSP, SSPProjected, SSPTight, DiagonalOnly, GaussCov, SeparateCov, AdaptiveCov]
-REGRESSION = [AdaSSP, PACEGGMRegression]
-ALL = COVARIANCE + REGRESSION
+def __getattr__(name: str):
+    """``COVARIANCE``, ``REGRESSION``, ``ALL``: every estimator of the library, for the tests that hold each
+    of them to the same contract (the harness's method registry names the same classes; test_bench_methods
+    checks that). Imported when a test module asks for them (see the note at the top)."""
+    if name not in ("COVARIANCE", "REGRESSION", "ALL"):
+        raise AttributeError(name)
+    from paceggm import PACEGGM
+    from paceggm.baselines import (
+        SSP,
+        AdaptiveCov,
+        AdaSSP,
+        DiagonalOnly,
+        GaussCov,
+        PACEGGMRegression,
+        SeparateCov,
+        SSPProjected,
+        SSPTight,
+    )
+
+    covariance = [PACEGGM, SSP, SSPProjected, SSPTight, DiagonalOnly, GaussCov, SeparateCov, AdaptiveCov]
+    regression = [AdaSSP, PACEGGMRegression]
+    return {"COVARIANCE": covariance, "REGRESSION": regression, "ALL": covariance + regression}[name]
 
 
 @pytest.fixture(autouse=True)

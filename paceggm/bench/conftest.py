@@ -23,21 +23,28 @@ def _missing_in(report) -> list[str]:
     return [m for m in missing_requirements() if f"No module named '{m}" in str(report.longrepr)]
 
 
+def skip_for_missing_module(report, node) -> None:
+    """Turn a failed collection or test ``report`` of ``node`` into a skip when a harness module is missing."""
+    missing = _missing_in(report) if report.failed else []
+    if not missing:
+        return
+    if isinstance(node, pytest.Item):
+        where = (str(node.path), node.location[1] or 0)
+    elif isinstance(node, pytest.File):
+        where = (str(node.path), 0)
+    else:
+        return
+    report.outcome = "skipped"
+    report.longrepr = (*where, "Skipped: " + _skip_reason(missing))
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_make_collect_report(collector):
     outcome = yield
-    report = outcome.get_result()
-    missing = _missing_in(report) if report.failed and isinstance(collector, pytest.File) else []
-    if missing:
-        report.outcome = "skipped"
-        report.longrepr = (str(collector.path), 0, "Skipped: " + _skip_reason(missing))
+    skip_for_missing_module(outcome.get_result(), collector)
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
-    report = outcome.get_result()
-    missing = _missing_in(report) if report.failed else []
-    if missing:
-        report.outcome = "skipped"
-        report.longrepr = (str(item.path), item.location[1] or 0, "Skipped: " + _skip_reason(missing))
+    skip_for_missing_module(outcome.get_result(), item)
