@@ -12,20 +12,20 @@ import pytest
 
 
 # Harness test modules are skipped, with the reason, when the harness's dependencies are absent.
+def _skip_when_a_module_is_missing(node):
+    from paceggm.bench.conftest import skip_when_a_module_is_missing
+
+    return skip_when_a_module_is_missing(node)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_make_collect_report(collector):
-    outcome = yield
-    from paceggm.bench.conftest import skip_for_missing_module
-
-    skip_for_missing_module(outcome.get_result(), collector)
+    yield from _skip_when_a_module_is_missing(collector)
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    outcome = yield
-    from paceggm.bench.conftest import skip_for_missing_module
-
-    skip_for_missing_module(outcome.get_result(), item)
+    yield from _skip_when_a_module_is_missing(item)
 
 # studies/ (the one-off measurements, tests/studies/) is a folder of the clone, not an installed
 # package: put the clone on the path, after the installed packages, where it has one.

@@ -38,13 +38,17 @@ def skip_for_missing_module(report, node) -> None:
     report.longrepr = (*where, "Skipped: " + _skip_reason(missing))
 
 
+def skip_when_a_module_is_missing(node):
+    """The body of the two hook wrappers below (``yield from`` it), for any conftest that declares them."""
+    outcome = yield
+    skip_for_missing_module(outcome.get_result(), node)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_make_collect_report(collector):
-    outcome = yield
-    skip_for_missing_module(outcome.get_result(), collector)
+    yield from skip_when_a_module_is_missing(collector)
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    outcome = yield
-    skip_for_missing_module(outcome.get_result(), item)
+    yield from skip_when_a_module_is_missing(item)
