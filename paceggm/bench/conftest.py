@@ -23,25 +23,15 @@ def _missing_in(report) -> list[str]:
     return [m for m in missing_requirements() if f"No module named '{m}" in str(report.longrepr)]
 
 
-def skip_for_missing_module(report, node) -> None:
-    """Turn a failed collection or test ``report`` of ``node`` into a skip when a harness module is missing."""
-    missing = _missing_in(report) if report.failed else []
-    if not missing:
-        return
-    if isinstance(node, pytest.Item):
-        where = (str(node.path), node.location[1] or 0)
-    elif isinstance(node, pytest.File):
-        where = (str(node.path), 0)
-    else:
-        return
-    report.outcome = "skipped"
-    report.longrepr = (*where, "Skipped: " + _skip_reason(missing))
-
-
 def skip_when_a_module_is_missing(node):
-    """The body of the two hook wrappers below (``yield from`` it), for any conftest that declares them."""
-    outcome = yield
-    skip_for_missing_module(outcome.get_result(), node)
+    """The body of the two hook wrappers below (``yield from`` it), for any conftest that declares them:
+    a failed collection of a file, or a failed test, becomes a skip when a harness module is missing."""
+    report = (yield).get_result()
+    missing = _missing_in(report) if report.failed and isinstance(node, (pytest.Item, pytest.File)) else []
+    if missing:
+        report.outcome = "skipped"
+        line = (node.location[1] or 0) if isinstance(node, pytest.Item) else 0
+        report.longrepr = (str(node.path), line, "Skipped: " + _skip_reason(missing))
 
 
 @pytest.hookimpl(hookwrapper=True)
