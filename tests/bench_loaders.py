@@ -1,6 +1,7 @@
-"""Small data-set loaders injected into the harness in tests (no files, no network).
+"""Small data-set loaders and methods injected into the harness in tests (no files, no network),
+and the harness's command line in a process of its own.
 
-They follow the loader contract of ``paceggm.bench.data.load_dataset``
+The loaders follow the loader contract of ``paceggm.bench.data.load_dataset``
 (``loader(name, *, preprocessing, data_dir)`` returning an object with ``X``,
 ``bound``, ``preprocessing`` and ``features_and_target()``), built from
 scikit-learn's bundled breast-cancer data and seeded synthetic data.
@@ -9,9 +10,17 @@ scikit-learn's bundled breast-cancer data and seeded synthetic data.
 from __future__ import annotations
 
 import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+
+TESTS = Path(__file__).resolve().parent
 
 
 @dataclass
@@ -88,3 +97,67 @@ class PrivateMeanRegressor:
 
     def predict(self, X):
         return np.full(np.asarray(X).shape[0], self.mean_)
+
+
+# A sweep of this method, interrupted in the middle: `+method.gated={...}` with `method=[]`.
+GATED = "+method.gated={key:gated,target:'bench_loaders:GatedDiagonal',measures:diagonal}"
+
+
+def gate_env(folder, n_open: int) -> dict:
+    """Environment under which only the first ``n_open`` fits of :class:`GatedDiagonal` finish."""
+    return {"BENCH_LOADERS_GATE": str(folder), "BENCH_LOADERS_OPEN": str(n_open)}
+
+
+class GatedDiagonal:
+    """A ρ-zCDP diagonal covariance (noisy second moments) whose fits can be held, to stop a sweep mid-run.
+
+    Under :func:`gate_env`, the first ``n_open`` fits of every process together finish (each claims a
+    slot by creating a file exclusively in the gate folder) and every later fit waits, without using
+    the CPU, until its process is stopped (at most a minute, then it fails). Without it, every fit
+    finishes at once, so a rerun in the test's own process resumes the sweep. The test then knows
+    exactly which cells a stopped sweep finished, whatever the load of the machine.
+    """
+
+    def __init__(self, rho, *, bound=1.0, bound_check="raise", random_state=None):
+        self.rho, self.bound, self.bound_check, self.random_state = rho, bound, bound_check, random_state
+
+    def fit(self, X):
+        from paceggm._validation import check_random_state
+        from paceggm.privacy import gaussian_mechanism
+
+        X = np.clip(np.asarray(X, dtype=float), -self.bound, self.bound)
+        n, d = X.shape
+        # replacing one row moves each mean of squares by at most bound²/n: ℓ2 sensitivity √d·bound²/n
+        second, _ = gaussian_mechanism((X**2).mean(axis=0), rho=self.rho, sensitivity=np.sqrt(d) * self.bound**2 / n,
+                                       rng=check_random_state(self.random_state))
+        self.covariance_ = np.diag(np.maximum(second, 0.0))
+        self.rho_spent_ = float(self.rho)
+        _wait_at_the_gate()
+        return self
+
+
+def _wait_at_the_gate() -> None:
+    folder = os.environ.get("BENCH_LOADERS_GATE")
+    if folder is None:
+        return
+    for slot in range(int(os.environ["BENCH_LOADERS_OPEN"])):
+        try:
+            os.close(os.open(os.path.join(folder, f"slot{slot}"), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            return
+        except FileExistsError:
+            continue
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+    raise TimeoutError("a held fit was never stopped")
+
+
+def harness_process(args, env=(), **kw) -> subprocess.Popen:
+    """``python -m paceggm.bench ARGS`` in a process of its own, with these loaders importable."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS.parent), str(TESTS)]), "OMP_NUM_THREADS": "1",
+           **dict(env)}
+    # A shell without job control starts background commands with SIGINT ignored, and Python
+    # then (rightly) keeps ignoring it; a sweep under test must start as from a terminal.
+    return subprocess.Popen([sys.executable, "-m", "paceggm.bench", *args], cwd=TESTS.parent, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), **kw)
