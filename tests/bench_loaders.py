@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from paceggm.baselines import DiagonalOnly
+
 TESTS = Path(__file__).resolve().parent
 
 
@@ -108,8 +110,8 @@ def gate_env(folder, n_open: int) -> dict:
     return {"BENCH_LOADERS_GATE": str(folder), "BENCH_LOADERS_OPEN": str(n_open)}
 
 
-class GatedDiagonal:
-    """A ρ-zCDP diagonal covariance (noisy second moments) whose fits can be held, to stop a sweep mid-run.
+class GatedDiagonal(DiagonalOnly):
+    """The diagonal baseline, whose fits can be held, to stop a sweep mid-run.
 
     Under :func:`gate_env`, the first ``n_open`` fits of every process together finish (each claims a
     slot by creating a file exclusively in the gate folder) and every later fit waits, without using
@@ -118,20 +120,8 @@ class GatedDiagonal:
     exactly which cells a stopped sweep finished, whatever the load of the machine.
     """
 
-    def __init__(self, rho, *, bound=1.0, bound_check="raise", random_state=None):
-        self.rho, self.bound, self.bound_check, self.random_state = rho, bound, bound_check, random_state
-
-    def fit(self, X):
-        from paceggm._validation import check_random_state
-        from paceggm.privacy import gaussian_mechanism
-
-        X = np.clip(np.asarray(X, dtype=float), -self.bound, self.bound)
-        n, d = X.shape
-        # replacing one row moves each mean of squares by at most bound²/n: ℓ2 sensitivity √d·bound²/n
-        second, _ = gaussian_mechanism((X**2).mean(axis=0), rho=self.rho, sensitivity=np.sqrt(d) * self.bound**2 / n,
-                                       rng=check_random_state(self.random_state))
-        self.covariance_ = np.diag(np.maximum(second, 0.0))
-        self.rho_spent_ = float(self.rho)
+    def fit(self, X, y=None):
+        super().fit(X, y)
         _wait_at_the_gate()
         return self
 
