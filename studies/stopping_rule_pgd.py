@@ -188,7 +188,8 @@ def write_reproduction_table(pairs: list[dict], path: Path, *, reference: Path, 
         "is paired with the reference row of the same key and seed.",
         "",
         f"Within trial noise in {sum(inside)} of {len(pairs)} (data set, ρ, variant) groups. PGD's cells cost "
-        f"{core['seconds_new']:,.0f} core-seconds here against {core['seconds_ref']:,.0f} in the reference.",
+        f"{core['seconds_new']:,.0f} core-seconds here and {core['seconds_ref']:,.0f} in the reference; the two "
+        "compare only where both ran on one machine (the reference is not rerun here).",
         "",
         f"Ratios: this cell's error over the reference row's, geometric mean [min, max] over trials. `noise`: "
         f"{NOISE_NOTE}",

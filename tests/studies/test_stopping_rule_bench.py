@@ -84,7 +84,7 @@ def test_reproduction_is_paired_cell_by_cell_with_the_reference_and_judged_by_it
     text = out.read_text()
     lines = {ln.split(" | ")[2]: ln for ln in text.splitlines() if ln.startswith("| a | 10 |")}
     assert lines["pgd0"].endswith("| yes |") and lines["pgd1"].endswith("| **no** |")
-    assert "Within trial noise in 1 of 2" in text and "cost 10 core-seconds here against 50" in text
+    assert "Within trial noise in 1 of 2" in text and "cost 10 core-seconds here and 50 in the reference" in text
 
 
 def test_noise_band_is_twice_the_standard_error_of_newtons_log_errors(tmp_path):
