@@ -200,16 +200,28 @@ def cell_problems(df: pd.DataFrame, *, datasets, variants, rhos, metric: str) ->
     absent (fewer trials than the variant has elsewhere in ``df``).
     """
     problems: list[CellProblem] = []
-    grouped = {k: g for k, g in df.groupby(list(CELL))}
     trials_of = {v: set(g["trial"].dropna().astype(int)) for v, g in df.groupby("variant")}
+    # One grouped pass tells the complete cells apart (every row ok, every trial of the variant
+    # present): only the others, few, are looked at row by row.
+    ok = (df["status"] == "ok") & np.isfinite(df[metric])
+    groups = df.assign(_ok=ok, _trial=np.trunc(df["trial"])).groupby(list(CELL))
+    summary = groups.agg(rows=("_ok", "size"), ok=("_ok", "sum"), trials=("_trial", "nunique"))
+    complete = {k for k, rows, n_ok, trials in zip(summary.index, summary["rows"], summary["ok"], summary["trials"])
+                if n_ok == rows and trials == len(trials_of.get(k[1], ()))}
+    present, grouped = set(summary.index), None
     for ds in datasets:
         for var in variants:
             expected = trials_of.get(var, set())
             for rho in rhos:
-                g = grouped.get((ds, var, rho))
-                if g is None or len(g) == 0:
+                key = (ds, var, rho)
+                if key in complete:
+                    continue
+                if key not in present:
                     problems.append(CellProblem(ds, var, rho, "missing", "no result row"))
                     continue
+                if grouped is None:
+                    grouped = dict(iter(groups))
+                g = grouped[key]
                 good = (g["status"] == "ok") & np.isfinite(g[metric])
                 failed = g[~good]
                 absent = sorted(expected - set(g["trial"].dropna().astype(int)))
