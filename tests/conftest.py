@@ -34,6 +34,46 @@ if (_CLONE / "studies" / "__init__.py").is_file() and str(_CLONE) not in sys.pat
     sys.path.append(str(_CLONE))
 
 
+def pytest_configure(config):
+    if not _is_xdist_controller(config):
+        _memoize_compose()
+
+
+def _is_xdist_controller(config) -> bool:
+    return bool(getattr(config.option, "numprocesses", None)) and not hasattr(config, "workerinput")
+
+
+def _memoize_compose():
+    """The harness's ``compose_config``, remembered per process for identical inputs.
+
+    Composing with Hydra takes about 0.2 s, and the harness's tests compose the same recipes with the
+    same overrides about a hundred times. The key holds everything the composition reads: the
+    overrides, the configuration folder and the size and time of each of its files, the registered
+    methods and the ``PACEGGM_*`` environment. Each call gets its own copy, and a composition that
+    fails is never remembered: every error is raised by Hydra itself.
+    """
+    import copy
+    import os
+
+    import paceggm.bench.config as config
+
+    compose, remembered = config.compose_config, {}
+
+    def memoized(overrides=(), *, config_dir=None, config_name="config"):
+        from paceggm.bench.methods import METHODS
+
+        conf = Path(config_dir) if config_dir is not None else config.CONF_DIR
+        files = tuple(sorted((str(p), p.stat().st_mtime_ns, p.stat().st_size)
+                             for p in conf.rglob("*") if p.is_file())) if conf.is_dir() else ()
+        key = (tuple(overrides), str(conf), config_name, files, repr(sorted(METHODS.items())),
+               tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("PACEGGM_"))))
+        if key not in remembered:
+            remembered[key] = compose(overrides, config_dir=config_dir, config_name=config_name)
+        return copy.deepcopy(remembered[key])
+
+    config.compose_config = memoized
+
+
 def _slow_first(config, items):
     """In a parallel run, tests marked ``slow`` first, in their collected order, then the rest: the run
     then ends on many short tests rather than waiting on one long test that started last. A run in one

@@ -200,3 +200,20 @@ def test_cli_reports_configuration_errors_without_a_traceback(capsys):
     assert main(["run", "experiment=no_such_recipe"]) == 2
     assert "no recipe 'no_such_recipe'; valid names: components" in capsys.readouterr().err
     assert main(["frobnicate"]) == 2
+
+
+def test_a_composition_reflects_the_files_as_they_are_now(tmp_path):
+    # The suite remembers compositions (tests/conftest.py): an edited recipe, a new file or a changed
+    # environment must still be composed afresh, and no caller may change another's copy.
+    import shutil
+
+    conf = tmp_path / "conf"
+    shutil.copytree(CONF_DIR, conf)
+    first = compose_config(["experiment=demo"], config_dir=conf)
+    first.trials = 99
+    assert compose_config(["experiment=demo"], config_dir=conf).trials != 99
+    recipe = conf / "experiment" / "demo.yaml"
+    recipe.write_text(recipe.read_text(encoding="utf-8") + "\nbase_seed: 12345\n", encoding="utf-8")
+    assert compose_config(["experiment=demo"], config_dir=conf).base_seed == 12345
+    (conf / "experiment" / "demo_copy.yaml").write_text(recipe.read_text(encoding="utf-8"), encoding="utf-8")
+    assert compose_config(["experiment=demo_copy"], config_dir=conf).base_seed == 12345
