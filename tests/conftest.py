@@ -35,12 +35,9 @@ if (_CLONE / "studies" / "__init__.py").is_file() and str(_CLONE) not in sys.pat
 
 
 def pytest_configure(config):
-    if not _is_xdist_controller(config):
+    xdist_controller = bool(getattr(config.option, "numprocesses", None)) and not hasattr(config, "workerinput")
+    if not xdist_controller:  # the controller runs no test (and importing the harness would slow it)
         _memoize_compose()
-
-
-def _is_xdist_controller(config) -> bool:
-    return bool(getattr(config.option, "numprocesses", None)) and not hasattr(config, "workerinput")
 
 
 def _memoize_compose():
@@ -48,12 +45,12 @@ def _memoize_compose():
 
     Composing with Hydra takes about 0.2 s, and the harness's tests compose the same recipes with the
     same overrides about a hundred times. The key holds everything the composition reads: the
-    overrides, the configuration folder and the size and time of each of its files, the registered
-    methods and the ``PACEGGM_*`` environment. Each call gets its own copy, and a composition that
-    fails is never remembered: every error is raised by Hydra itself.
+    overrides, the configuration folder and the size and time of each of its files, and the
+    registered methods (interpolations such as ``${oc.env:…}`` stay unresolved until ``to_plain``).
+    Each call gets its own copy, and a composition that fails is never remembered: every error is
+    raised by Hydra itself.
     """
     import copy
-    import os
 
     import paceggm.bench.config as config
 
@@ -63,10 +60,9 @@ def _memoize_compose():
         from paceggm.bench.methods import METHODS
 
         conf = Path(config_dir) if config_dir is not None else config.CONF_DIR
-        files = tuple(sorted((str(p), p.stat().st_mtime_ns, p.stat().st_size)
-                             for p in conf.rglob("*") if p.is_file())) if conf.is_dir() else ()
-        key = (tuple(overrides), str(conf), config_name, files, repr(sorted(METHODS.items())),
-               tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("PACEGGM_"))))
+        stats = sorted((str(p), p.stat()) for p in conf.rglob("*") if p.is_file()) if conf.is_dir() else []
+        files = tuple((name, s.st_mtime_ns, s.st_size) for name, s in stats)
+        key = (tuple(overrides), str(conf), config_name, files, repr(sorted(METHODS.items())))
         if key not in remembered:
             remembered[key] = compose(overrides, config_dir=config_dir, config_name=config_name)
         return copy.deepcopy(remembered[key])

@@ -203,8 +203,8 @@ def test_cli_reports_configuration_errors_without_a_traceback(capsys):
 
 
 def test_a_composition_reflects_the_files_as_they_are_now(tmp_path):
-    # The suite remembers compositions (tests/conftest.py): an edited recipe, a new file or a changed
-    # environment must still be composed afresh, and no caller may change another's copy.
+    # The suite remembers compositions (tests/conftest.py): an edited recipe or a new file must still
+    # be composed afresh, and no caller may change another's copy.
     import shutil
 
     conf = tmp_path / "conf"

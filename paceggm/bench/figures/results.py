@@ -222,7 +222,7 @@ def cell_problems(df: pd.DataFrame, *, datasets, variants, rhos, metric: str) ->
                 if grouped is None:
                     grouped = dict(iter(groups))
                 g = grouped[key]
-                good = (g["status"] == "ok") & np.isfinite(g[metric])
+                good = g["_ok"]
                 failed = g[~good]
                 absent = sorted(expected - set(g["trial"].dropna().astype(int)))
                 if len(failed) == 0 and not absent:
