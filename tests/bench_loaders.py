@@ -24,6 +24,12 @@ from paceggm.baselines import DiagonalOnly
 
 TESTS = Path(__file__).resolve().parent
 
+# The xdist group of the tests that start loky workers in the pytest process (the accountant's in
+# scikit-learn's model selection, `make verify`'s, the sweep's on two workers). Parallel runs (make test:
+# --dist loadgroup) keep them on one pytest worker, where one pool serves them all: a new pool costs
+# its workers' start-up, seconds apiece.
+LOKY_POOL = "loky_pool"
+
 
 @dataclass
 class SmallDataset:

@@ -98,6 +98,15 @@ def pytest_collection_modifyitems(config, items):
                       "worker. Install the versions the dev extra allows.", stacklevel=1)
 
 
+def pytest_sessionfinish(session):
+    """Kill the idle loky workers the tests left: joblib keeps a pool for minutes, so at exit Python would
+    wait for each worker to wind down its interpreter (seconds at the end of every run), and a harness
+    that waits on its own children (mutmut) would wait for them to time out."""
+    reusable = sys.modules.get("joblib.externals.loky.reusable_executor")
+    if reusable is not None and reusable._executor is not None:
+        reusable._executor.shutdown(wait=True, kill_workers=True)
+
+
 def __getattr__(name: str):
     """``COVARIANCE``, ``REGRESSION``, ``ALL``: every estimator of the library, for the tests that hold each
     of them to the same contract (the harness's method registry names the same classes; test_bench_methods

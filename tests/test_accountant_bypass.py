@@ -30,6 +30,8 @@ from paceggm.baselines import SSP
 from paceggm.exceptions import AccountantUnavailableError, BudgetExceededError, PrivacyBudgetWarning
 from paceggm.privacy import Charge, FileZCDPAccountant, ZCDPAccountant, ZCDPLedger
 
+from bench_loaders import LOKY_POOL
+
 RHO = 0.125  # a power of two: sums of it are exact floats, so a.spent == k * RHO exactly
 
 
@@ -37,21 +39,7 @@ def _X(n=600, d=3, seed=0):
     return np.random.default_rng(seed).uniform(-1, 1, size=(n, d))
 
 
-# One pytest-xdist worker runs this module (make test: --dist loadgroup), so that its tests share one
-# set of loky workers rather than each pytest worker starting its own.
-pytestmark = pytest.mark.xdist_group("accountant_bypass")
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _no_worker_outlives_the_module():
-    """joblib's loky workers are shut down when this module's tests are done, rather than left to exit when
-    idle, minutes later, in whatever runs next in the process (a harness that waits on its own children, as
-    mutmut does); within the module its tests share them, as each pays their start-up otherwise."""
-    yield
-    from joblib.externals.loky import reusable_executor
-
-    if reusable_executor._executor is not None:
-        reusable_executor._executor.shutdown(wait=True)
+pytestmark = pytest.mark.xdist_group(LOKY_POOL)
 
 
 @pytest.fixture
@@ -60,6 +48,24 @@ def file_accountant(tmp_path):
 
 
 # --- loky worker processes -------------------------------------------------------------------
+
+
+# In this order, one pool of loky workers serves them all: a refusal raised in a worker (error_score="raise",
+# last) makes joblib kill the pool, and a new pool costs its workers' start-up, seconds apiece.
+
+
+def test_cross_val_score_in_worker_processes_charges_a_file_accountant_once_per_fold(file_accountant):
+    a = file_accountant
+    scores = cross_val_score(SSP(rho=RHO, accountant=a, random_state=0), _X(), cv=3, n_jobs=2)
+    assert len(scores) == 3 and a.spent == 3 * RHO
+    assert [c.purpose for c in a.charges] == ["SSP.fit"] * 3
+
+
+def test_grid_search_in_worker_processes_charges_every_fit_and_the_refit(file_accountant):
+    a = file_accountant
+    search = GridSearchCV(SSP(rho=RHO, accountant=a, random_state=0), {"bound": [1.0, 2.0]}, cv=3, n_jobs=2)
+    search.fit(_X())
+    assert a.spent == (2 * 3 + 1) * RHO  # six folds in workers, the refit here
 
 
 def test_cross_val_score_in_worker_processes_refuses_with_an_in_process_accountant():
@@ -71,13 +77,6 @@ def test_cross_val_score_in_worker_processes_refuses_with_an_in_process_accounta
     assert a.spent == 0.0 and a.charges == ()
 
 
-def test_cross_val_score_in_worker_processes_charges_a_file_accountant_once_per_fold(file_accountant):
-    a = file_accountant
-    scores = cross_val_score(SSP(rho=RHO, accountant=a, random_state=0), _X(), cv=3, n_jobs=2)
-    assert len(scores) == 3 and a.spent == 3 * RHO
-    assert [c.purpose for c in a.charges] == ["SSP.fit"] * 3
-
-
 @pytest.mark.parametrize("error_score", [np.nan, "raise"])
 def test_grid_search_in_worker_processes_refuses_and_never_refits(error_score):
     a = ZCDPAccountant(1.0)
@@ -87,13 +86,6 @@ def test_grid_search_in_worker_processes_refuses_and_never_refits(error_score):
         search.fit(_X())
     assert a.spent == 0.0  # neither the 6 fits in workers nor the refit spent anything
     assert not hasattr(search, "best_estimator_")
-
-
-def test_grid_search_in_worker_processes_charges_every_fit_and_the_refit(file_accountant):
-    a = file_accountant
-    search = GridSearchCV(SSP(rho=RHO, accountant=a, random_state=0), {"bound": [1.0, 2.0]}, cv=3, n_jobs=2)
-    search.fit(_X())
-    assert a.spent == (2 * 3 + 1) * RHO  # six folds in workers, the refit here
 
 
 def test_a_refusal_in_some_folds_is_reported_not_swallowed():

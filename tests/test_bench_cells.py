@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from paceggm.bench import seeds as seeds_module
 from paceggm.bench.cells import Cell, expand, variant_label
 from paceggm.bench.seeds import canonical_json, data_seed, derive_seed, method_seed, stable_hash
 
@@ -39,10 +40,13 @@ def test_baseline_keys_survive_the_move_into_the_paceggm_namespace():
 
 
 def test_hash_is_the_same_in_a_fresh_interpreter():
-    # Python's hash() is salted per process; ours must not be.
-    code = "from paceggm.bench.seeds import stable_hash; print(stable_hash({'b': [1, 2.5], 'a': 'x'}))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONHASHSEED": "12345"})
+    # Python's hash() is salted per process; ours must not be. The module is loaded from its file (it
+    # imports numpy alone): importing the package would start scikit-learn, seconds for nothing.
+    code = ("import importlib.util, sys; spec = importlib.util.spec_from_file_location('seeds', sys.argv[1]); "
+            "seeds = importlib.util.module_from_spec(spec); spec.loader.exec_module(seeds); "
+            "print(seeds.stable_hash({'b': [1, 2.5], 'a': 'x'}))")
+    out = subprocess.run([sys.executable, "-c", code, seeds_module.__file__], capture_output=True, text=True,
+                         check=True, env={**os.environ, "PYTHONHASHSEED": "12345"})
     assert out.stdout.strip() == stable_hash({"a": "x", "b": [1, 2.5]})
 
 

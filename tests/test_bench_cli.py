@@ -161,7 +161,7 @@ def test_a_bad_scheduler_address_is_one_line(tmp_path, capsys):
         port = s.getsockname()[1]
     t0 = time.monotonic()
     code, _, err = _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}", "backend=dask",
-                        f"backend.address=tcp://127.0.0.1:{port}", "backend.timeout=2")
+                        f"backend.address=tcp://127.0.0.1:{port}", "backend.timeout=0.5")
     assert code == 2 and f"cannot reach the dask scheduler at tcp://127.0.0.1:{port}" in _one_error_line(err)
     assert time.monotonic() - t0 < 30
 

@@ -19,7 +19,7 @@ from paceggm.bench.execute import COLUMNS, _split
 from paceggm.bench.runner import run_sweep, store_for
 from paceggm.bench.store import IncompatibleRunError
 
-from bench_loaders import GATED, gate_env, harness_process
+from bench_loaders import GATED, LOKY_POOL, gate_env, harness_process
 
 BASE = [
     "experiment=demo", "method=[paceggm]", "datasets=[syn1,syn2]", "rho=[0.1,1.0]", "trials=2",
@@ -74,6 +74,7 @@ def _comparable(df):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(LOKY_POOL)
 def test_identical_results_for_one_and_two_workers_and_dask(tmp_path):
     grid = "+method.paceggm.grid.solver=[ipm,pgd1]"
     frames = []
@@ -186,14 +187,17 @@ def test_split_is_a_seeded_partition():
 
 
 @pytest.mark.slow
-def test_resume_with_an_incompatible_config_is_refused(tmp_path):
+def test_resume_with_an_incompatible_config_is_refused(tmp_path, capsys):
+    from paceggm.bench.__main__ import main
+
     args = [*BASE, f"runs_dir={tmp_path}", "datasets=[syn1]", "trials=1", "rho=[1.0]"]
     first = run_sweep(_cfg(tmp_path, *args[len(BASE) + 1:]))
     assert (first.n_ok, first.n_failed) == (1, 0), first.format()
-    second = harness_process(["run", *args, "base_seed=1"])  # the command line: its exit status and one-line refusal
-    out, err = second.communicate(timeout=120)
-    assert second.returncode == 2
-    assert "refusing to resume" in err and "base_seed: stored 0, requested 1" in err
+    capsys.readouterr()
+    assert main(["run", *args, "base_seed=1"]) == 2  # the command line: its exit status and one-line refusal
+    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert len(err) == 1 and err[0].startswith("error: ") and "refusing to resume" in err[0], err
+    assert "base_seed: stored 0, requested 1" in err[0]
     with pytest.raises(IncompatibleRunError):
         run_sweep(_cfg(tmp_path, "datasets=[syn1]", "trials=1", "rho=[1.0]", "preprocessing=strict"))
 

@@ -13,6 +13,8 @@ from paceggm.bench.collect import collect
 from paceggm.bench.config import compose_config, to_plain
 from paceggm.bench.runner import run_sweep, store_for
 
+from bench_loaders import LOKY_POOL
+
 # Two data sets, Newton and IPM-Cholesky beside SSP: exact, inexact and baseline strata.
 RECIPE = ["experiment=demo", "preprocessing=paper", "loader=bench_loaders:small_loader"]
 GRID = ["method=[paceggm,ssp]", "+method.paceggm.grid.solver=[newton,ipm]", "datasets=[syn1,syn2]",
@@ -20,9 +22,9 @@ GRID = ["method=[paceggm,ssp]", "+method.paceggm.grid.solver=[newton,ipm]", "dat
 SAMPLE = ["--per-stratum", "2", "--per-stratum-inexact", "4", "--jobs", "1"]
 
 
-# Parallel runs (make test: pytest-xdist, --dist loadgroup) keep this module on one worker, so that its
-# module fixture `committed` is computed once.
-pytestmark = pytest.mark.xdist_group("test_verify")
+# One pytest worker runs this module, so that its fixture `committed` is computed once; its group is the
+# one whose tests share a pool of loky workers.
+pytestmark = pytest.mark.xdist_group(LOKY_POOL)
 
 
 @pytest.fixture(scope="session")
