@@ -24,11 +24,12 @@ from paceggm.baselines import DiagonalOnly
 
 TESTS = Path(__file__).resolve().parent
 
-# The xdist group of the tests that start loky workers in the pytest process (the accountant's in
-# scikit-learn's model selection, `make verify`'s, the sweep's on two workers). Parallel runs (make test:
-# --dist loadgroup) keep them on one pytest worker, where one pool serves them all: a new pool costs
-# its workers' start-up, seconds apiece.
-LOKY_POOL = "loky_pool"
+# The xdist group of the tests that send work to worker processes from the pytest process: loky's (the
+# accountant's in scikit-learn's model selection, `make verify`'s, the sweep's on two workers) and dask's
+# (conftest.dask_cluster). Parallel runs (make test: --dist loadgroup) keep them on one pytest worker,
+# where one loky pool and one dask cluster serve them all: each new worker process costs its start-up,
+# seconds apiece.
+WORKER_PROCESSES = "worker_processes"
 
 
 @dataclass

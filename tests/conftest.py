@@ -98,6 +98,71 @@ def pytest_collection_modifyitems(config, items):
                       "worker. Install the versions the dev extra allows.", stacklevel=1)
 
 
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def dask_cluster(tmp_path_factory):
+    """A ``dask scheduler`` and a ``dask worker`` on 127.0.0.1, started by dask's command line: one worker
+    process with two threads, shared by the tests that send work to dask worker processes (they are in
+    one xdist group, bench_loaders.WORKER_PROCESSES, so one pytest worker starts it once).
+
+    Work reaches a process of its own (by pickling, at another address) as with any number of workers;
+    a nanny and a second worker process would only add two interpreters' start-up.
+    """
+    import os
+    import signal
+    import subprocess
+    import time
+
+    pytest.importorskip("distributed")
+    exe = Path(sys.executable).with_name("dask")
+    if not exe.is_file():
+        pytest.skip("the dask command line is not installed next to this Python")
+    logs_dir = tmp_path_factory.mktemp("dask")
+    port = _free_port()
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+           # the tests' loaders only: the package comes from the install (a release's source tree on the
+           # path would shadow it)
+           "PYTHONPATH": str(Path(__file__).resolve().parent)}
+    address = f"tcp://127.0.0.1:{port}"
+    logs = [open(logs_dir / f"{name}.log", "w") for name in ("scheduler", "worker")]
+    procs = [subprocess.Popen([str(exe), "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+                              env=env, stdout=logs[0], stderr=subprocess.STDOUT, start_new_session=True)]
+    try:
+        from distributed import Client
+
+        deadline = time.monotonic() + 60
+        while True:  # the scheduler is up once a client connects
+            try:
+                Client(address, timeout=2).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or procs[0].poll() is not None:
+                    raise RuntimeError((logs_dir / "scheduler.log").read_text()) from None
+        procs.append(subprocess.Popen([str(exe), "worker", address, "--no-nanny", "--nthreads", "2", "--no-dashboard"],
+                                      env=env, stdout=logs[1], stderr=subprocess.STDOUT, start_new_session=True))
+        with Client(address, timeout=10) as client:
+            client.wait_for_workers(1, timeout=60)
+        yield address
+    finally:
+        # Each command leads its own process group: killing the groups ends them and anything they
+        # started at once, where a graceful shutdown takes seconds.
+        for p in reversed(procs):
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.wait()
+        for log in logs:
+            log.close()
+
+
 def pytest_sessionfinish(session):
     """Kill the idle loky workers the tests left: joblib keeps a pool for minutes, so at exit Python would
     wait for each worker to wind down its interpreter (seconds at the end of every run), and a harness

@@ -30,7 +30,7 @@ from paceggm.baselines import SSP
 from paceggm.exceptions import AccountantUnavailableError, BudgetExceededError, PrivacyBudgetWarning
 from paceggm.privacy import Charge, FileZCDPAccountant, ZCDPAccountant, ZCDPLedger
 
-from bench_loaders import LOKY_POOL
+from bench_loaders import WORKER_PROCESSES
 
 RHO = 0.125  # a power of two: sums of it are exact floats, so a.spent == k * RHO exactly
 
@@ -39,7 +39,7 @@ def _X(n=600, d=3, seed=0):
     return np.random.default_rng(seed).uniform(-1, 1, size=(n, d))
 
 
-pytestmark = pytest.mark.xdist_group(LOKY_POOL)
+pytestmark = pytest.mark.xdist_group(WORKER_PROCESSES)
 
 
 @pytest.fixture
@@ -392,12 +392,12 @@ def test_model_selection_without_an_accountant_warns():
 
 
 @pytest.mark.slow
-def test_dask_worker_processes_refuse_or_charge_the_file_accountant(tmp_path):
-    distributed = pytest.importorskip("dask.distributed")
+def test_dask_worker_processes_refuse_or_charge_the_file_accountant(tmp_path, dask_cluster):
+    from distributed import Client
+
     # One worker process, two threads: the folds reach another process through dask's transport (the
     # file accountant across several processes is the loky tests' above).
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True, dashboard_address=None) as cluster, \
-            distributed.Client(cluster), joblib.parallel_backend("dask"):
+    with Client(dask_cluster), joblib.parallel_backend("dask"):
         a = ZCDPAccountant(1.0)
         with pytest.raises(ValueError, match="All the 3 fits failed") as err:
             cross_val_score(SSP(rho=RHO, accountant=a, random_state=0), _X(), cv=3)

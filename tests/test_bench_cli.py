@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import runpy
 import signal
 import socket
 import subprocess
@@ -338,7 +339,7 @@ def test_publishing_a_recipe_with_grid_overrides_is_refused(tmp_path, capsys):
 
 # ---------------------------------------------------------------- a conventional command line
 
-def test_help_for_the_program_and_each_command(capsys):
+def test_help_for_the_program_and_each_command(capsys, monkeypatch):
     code, out, _ = _run(capsys, "--help")
     assert code == 0 and all(c in out for c in ("run", "collect", "show", "summary", "figures"))
     for command in ("run", "collect", "show", "summary"):
@@ -346,8 +347,12 @@ def test_help_for_the_program_and_each_command(capsys):
         assert code == 0 and "--multirun" in out and "--cfg" in out and f"paceggm-bench {command}" in out
     code, out, _ = _run(capsys, "figures", "--help")
     assert code == 0 and "--runs" in out
-    proc = subprocess.run([sys.executable, "-m", "paceggm.bench", "--help"], capture_output=True, text=True)
-    assert proc.returncode == 0 and "usage: paceggm-bench" in proc.stdout
+    # `python -m paceggm.bench --help`, run here (a fresh interpreter would add seconds of imports)
+    monkeypatch.setattr(sys, "argv", [str(Path(main.__code__.co_filename)), "--help"])
+    monkeypatch.delitem(sys.modules, "paceggm.bench.__main__")  # run as the interpreter would: not imported yet
+    with pytest.raises(SystemExit) as exit_:
+        runpy.run_module("paceggm.bench", run_name="__main__")
+    assert exit_.value.code == 0 and "usage: paceggm-bench" in capsys.readouterr().out
 
 
 def test_cfg_job_prints_the_composed_config_and_runs_nothing(tmp_path, capsys):

@@ -19,7 +19,7 @@ from paceggm.bench.execute import COLUMNS, _split
 from paceggm.bench.runner import run_sweep, store_for
 from paceggm.bench.store import IncompatibleRunError
 
-from bench_loaders import GATED, LOKY_POOL, gate_env, harness_process
+from bench_loaders import GATED, WORKER_PROCESSES, gate_env, harness_process
 
 BASE = [
     "experiment=demo", "method=[paceggm]", "datasets=[syn1,syn2]", "rho=[0.1,1.0]", "trials=2",
@@ -74,7 +74,7 @@ def _comparable(df):
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group(LOKY_POOL)
+@pytest.mark.xdist_group(WORKER_PROCESSES)
 def test_identical_results_for_one_and_two_workers_and_dask(tmp_path):
     grid = "+method.paceggm.grid.solver=[ipm,pgd1]"
     frames = []

@@ -3,6 +3,7 @@ reduced recipes draw into their own folder, never over the committed figures."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
@@ -10,18 +11,29 @@ from pathlib import Path
 
 import pytest
 
+from paceggm.bench.figures import __main__ as figures_main
+from paceggm.bench.figures import build_all
 from paceggm.bench.figures.__main__ import main as cli
+from paceggm.bench.figures.artifacts import ARTIFACTS
 from paceggm.bench.figures.synthetic import write_synthetic_store
 
 REPO = Path(__file__).resolve().parents[1]
 SMALL = dict(datasets=("adult",), rhos=(0.1, 1.0), trials=2)  # one data set: fewer panels to draw
 
 
+@pytest.fixture
+def few_artifacts(monkeypatch):
+    """Two figures and a table stand for the whole table of artifacts: the rules tested here are the same
+    for each, and drawing every figure would be most of these tests' time."""
+    keep = [spec for spec in ARTIFACTS if spec.name in ("main_comparison", "regression", "measurements")]
+    monkeypatch.setattr(figures_main, "build_all", functools.partial(build_all, artifacts=keep))
+
+
 def _snapshot(folder: Path) -> dict[Path, tuple[int, bytes]]:
     return {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in folder.rglob("*") if p.is_file()}
 
 
-def test_missing_inputs_never_erase_earlier_output(tmp_path, capsys):
+def test_missing_inputs_never_erase_earlier_output(tmp_path, capsys, few_artifacts):
     # One build, then two that lack inputs: none at all, then one experiment's table.
     runs, out = tmp_path / "runs", tmp_path / "figures"
     write_synthetic_store(runs, experiments=["main", "regression"], **SMALL)
@@ -48,7 +60,7 @@ def test_missing_inputs_never_erase_earlier_output(tmp_path, capsys):
     assert "**Linear regression**" not in report  # not listed as "not built" as well
 
 
-def test_the_default_output_is_beside_the_runs_and_experiments_can_be_chosen(tmp_path, monkeypatch):
+def test_the_default_output_is_beside_the_runs_and_experiments_can_be_chosen(tmp_path, monkeypatch, few_artifacts):
     runs = tmp_path / "runs"
     write_synthetic_store(runs, experiments=["main", "quick"], **SMALL)
     monkeypatch.chdir(tmp_path)

@@ -8,14 +8,6 @@ and every backend must give the same bits whatever the layout.
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -25,9 +17,8 @@ from paceggm import PACEGGM
 from paceggm._validation import aligned_copy
 from paceggm.bench.methods import METHODS, resolve
 
+from bench_loaders import WORKER_PROCESSES
 from conftest import bounded_gaussian
-
-TESTS = Path(__file__).resolve().parent
 
 
 def _at(X: np.ndarray, offset: int) -> np.ndarray:
@@ -98,69 +89,10 @@ def test_the_estimators_do_not_keep_or_modify_the_caller_array(data):
 
 
 # ---------------------------------------------------------------- dask with real processes
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _dask_cli() -> list[str]:
-    exe = Path(sys.executable).with_name("dask")
-    if not exe.is_file():
-        pytest.skip("the dask command line is not installed next to this Python")
-    return [str(exe)]
-
-
-@pytest.fixture
-def dask_cluster(tmp_path):
-    """A ``dask scheduler`` and a ``dask worker`` on 127.0.0.1: one worker process with two threads.
-
-    The cells reach a process of their own (by pickling, at another address) as with any number of
-    workers; a nanny and a second worker process would only add two interpreters' start-up.
-    """
-    pytest.importorskip("distributed")
-    port = _free_port()
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-           # the tests' loaders only: the package comes from the install (a release's source tree on the
-           # path would shadow it)
-           "PYTHONPATH": str(TESTS)}
-    address = f"tcp://127.0.0.1:{port}"
-    logs = [open(tmp_path / f"{name}.log", "w") for name in ("scheduler", "worker")]
-    procs = [subprocess.Popen([*_dask_cli(), "scheduler", "--host", "127.0.0.1", "--port", str(port),
-                               "--no-dashboard"], env=env, stdout=logs[0], stderr=subprocess.STDOUT,
-                              start_new_session=True)]
-    try:
-        from distributed import Client
-
-        deadline = time.monotonic() + 60
-        while True:  # the scheduler is up once a client connects
-            try:
-                Client(address, timeout=2).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or procs[0].poll() is not None:
-                    raise RuntimeError((tmp_path / "scheduler.log").read_text()) from None
-        procs.append(subprocess.Popen([*_dask_cli(), "worker", address, "--no-nanny", "--nthreads", "2",
-                                       "--no-dashboard"], env=env, stdout=logs[1], stderr=subprocess.STDOUT,
-                                      start_new_session=True))
-        with Client(address, timeout=10) as client:
-            client.wait_for_workers(1, timeout=60)
-        yield address
-    finally:
-        # Each command leads its own process group: killing the groups ends them and anything they
-        # started at once, where a graceful shutdown takes seconds.
-        for p in reversed(procs):
-            try:
-                os.killpg(p.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            p.wait()
-        for log in logs:
-            log.close()
-
+# (a dask scheduler and worker started by dask's command line: conftest.dask_cluster)
 
 @pytest.mark.slow
+@pytest.mark.xdist_group(WORKER_PROCESSES)
 def test_dask_scheduler_and_worker_processes_give_the_local_bits(tmp_path, dask_cluster):
     from paceggm.bench.collect import collect
     from paceggm.bench.config import compose_config, to_plain

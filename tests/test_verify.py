@@ -13,7 +13,7 @@ from paceggm.bench.collect import collect
 from paceggm.bench.config import compose_config, to_plain
 from paceggm.bench.runner import run_sweep, store_for
 
-from bench_loaders import LOKY_POOL
+from bench_loaders import WORKER_PROCESSES
 
 # Two data sets, Newton and IPM-Cholesky beside SSP: exact, inexact and baseline strata.
 RECIPE = ["experiment=demo", "preprocessing=paper", "loader=bench_loaders:small_loader"]
@@ -23,8 +23,8 @@ SAMPLE = ["--per-stratum", "2", "--per-stratum-inexact", "4", "--jobs", "1"]
 
 
 # One pytest worker runs this module, so that its fixture `committed` is computed once; its group is the
-# one whose tests share a pool of loky workers.
-pytestmark = pytest.mark.xdist_group(LOKY_POOL)
+# one whose tests share worker processes.
+pytestmark = pytest.mark.xdist_group(WORKER_PROCESSES)
 
 
 @pytest.fixture(scope="session")
