@@ -132,7 +132,10 @@ def dask_cluster(tmp_path_factory):
            "PYTHONPATH": str(Path(__file__).resolve().parent)}
     address = f"tcp://127.0.0.1:{port}"
     logs = [open(logs_dir / f"{name}.log", "w") for name in ("scheduler", "worker")]
-    procs = [subprocess.Popen([str(exe), "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+    # --no-dashboard still serves HTTP on :8787 unless told another address, where a LocalCluster that a
+    # test starts beside this one would find the port taken and warn
+    procs = [subprocess.Popen([str(exe), "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard",
+                               "--dashboard-address", "127.0.0.1:0"],
                               env=env, stdout=logs[0], stderr=subprocess.STDOUT, start_new_session=True)]
     try:
         from distributed import Client
