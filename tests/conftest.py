@@ -98,7 +98,8 @@ def pytest_collection_modifyitems(config, items):
                       "worker. Install the versions the dev extra allows.", stacklevel=1)
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nobody listens on (at the time of asking)."""
     import socket
 
     with socket.socket() as s:
@@ -125,7 +126,7 @@ def dask_cluster(tmp_path_factory):
     if not exe.is_file():
         pytest.skip("the dask command line is not installed next to this Python")
     logs_dir = tmp_path_factory.mktemp("dask")
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
            # the tests' loaders only: the package comes from the install (a release's source tree on the
            # path would shadow it)

@@ -7,7 +7,6 @@ import json
 import os
 import runpy
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,7 @@ from paceggm.bench.runner import n_workers, run_sweep, store_for
 from paceggm.bench.store import RunStore, _payload_digest
 
 from bench_loaders import GATED, gate_env, harness_process
+from conftest import free_port
 
 SMALL = ["experiment=demo", "method=[paceggm]", "datasets=[syn1]", "rho=[0.1,1.0]", "trials=2",
          "loader=bench_loaders:small_loader", "progress=false", "backend.n_jobs=1"]
@@ -157,9 +157,7 @@ def test_a_second_writer_is_refused_with_a_clear_line(tmp_path, capsys):
 
 
 def test_a_bad_scheduler_address_is_one_line(tmp_path, capsys):
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     t0 = time.monotonic()
     code, _, err = _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}", "backend=dask",
                         f"backend.address=tcp://127.0.0.1:{port}", "backend.timeout=0.5")
@@ -348,7 +346,7 @@ def test_help_for_the_program_and_each_command(capsys, monkeypatch):
     code, out, _ = _run(capsys, "figures", "--help")
     assert code == 0 and "--runs" in out
     # `python -m paceggm.bench --help`, run here (a fresh interpreter would add seconds of imports)
-    monkeypatch.setattr(sys, "argv", [str(Path(main.__code__.co_filename)), "--help"])
+    monkeypatch.setattr(sys, "argv", ["__main__.py", "--help"])
     monkeypatch.delitem(sys.modules, "paceggm.bench.__main__")  # run as the interpreter would: not imported yet
     with pytest.raises(SystemExit) as exit_:
         runpy.run_module("paceggm.bench", run_name="__main__")

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from paceggm.bench.__main__ import main
 from paceggm.bench.cells import expand
 from paceggm.bench.collect import collect
 from paceggm.bench.config import compose_config, to_plain
@@ -188,8 +189,6 @@ def test_split_is_a_seeded_partition():
 
 @pytest.mark.slow
 def test_resume_with_an_incompatible_config_is_refused(tmp_path, capsys):
-    from paceggm.bench.__main__ import main
-
     args = [*BASE, f"runs_dir={tmp_path}", "datasets=[syn1]", "trials=1", "rho=[1.0]"]
     first = run_sweep(_cfg(tmp_path, *args[len(BASE) + 1:]))
     assert (first.n_ok, first.n_failed) == (1, 0), first.format()
