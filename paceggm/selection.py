@@ -21,11 +21,17 @@ Steps 2 and 3 touch disjoint rows, so under replace-one neighbours they cost
 the whole search is ``ρ``-zCDP: the candidate fits, the choice and the final
 fit are all covered; only the chosen index and the paid-for fits leave it
 (no hold-out score is kept).
+
+Every accountant the search is given — its own ``accountant`` and the tuned
+estimator's — is charged ``ρ`` once (one accountant given twice, or two
+handles on one ledger file, once), after every check and before anything is
+computed; the candidates and the refit run without one.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from fractions import Fraction
 
 import numpy as np
@@ -34,7 +40,9 @@ from sklearn.model_selection import ParameterGrid
 
 from paceggm._validation import check_bound, check_data, check_random_state, enforce_bound
 from paceggm.base import PrivateCovarianceEstimator, PrivateEstimator
-from paceggm.privacy import Charge, ZCDPLedger, exponential_mechanism, full_sensitivity
+from paceggm.exceptions import BudgetExceededError
+from paceggm.privacy import Charge, FileZCDPAccountant, exponential_mechanism, full_sensitivity
+from paceggm.privacy.accountant import check_accountant
 from paceggm.privacy.ledger import _float_at_most
 
 __all__ = ["PrivateGridSearch"]
@@ -48,8 +56,9 @@ class PrivateGridSearch(PrivateEstimator):
     Parameters
     ----------
     estimator : PrivateEstimator
-        The estimator to tune (its own ``rho``/``epsilon``/``delta``/``accountant``
-        are ignored: the search sets each fit's budget).
+        The estimator to tune. Its own ``rho``/``epsilon``/``delta`` are ignored
+        (the search sets each fit's budget); its ``accountant``, if set, is
+        charged the search's whole ``rho``, as ``accountant`` is.
     param_grid : dict or list of dicts
         As for :class:`sklearn.model_selection.GridSearchCV`; may not name the
         budget parameters or ``random_state``.
@@ -57,7 +66,11 @@ class PrivateGridSearch(PrivateEstimator):
         Total zCDP budget of the whole search (or give ``epsilon`` and ``delta``).
     epsilon, delta : float or None
     accountant : ZCDPAccountant, FileZCDPAccountant or None
-        Charged the total before anything is computed.
+        Charged the whole ``rho`` once, after every check and before anything is
+        computed, as is ``estimator.accountant`` (once in all when both are one
+        budget). Each must be able to pay, or the search is refused
+        (``BudgetExceededError``, ``AccountantUnavailableError``) with nothing
+        charged to either.
     refit_fraction : float in [0, 1), default=0.5
         Share of ``rho`` for refitting the chosen setting on all rows.
     holdout : float in (0, 1), default=0.5
@@ -119,6 +132,7 @@ class PrivateGridSearch(PrivateEstimator):
         candidates = list(ParameterGrid(self.param_grid))
         if not candidates:
             raise ValueError("param_grid has no candidate")
+        self._accountants()  # an accountant of the wrong type is refused with the rest
         named = sorted({k for c in candidates for k in c} & set(_BUDGET_PARAMS))
         if named:
             raise ValueError(f"param_grid may not set {named}: the search sets each fit's budget and randomness")
@@ -188,10 +202,8 @@ class PrivateGridSearch(PrivateEstimator):
         order = rng.permutation(n)  # independent of the data: each row lands in one part
         hold, train = np.sort(order[:n_hold]), np.sort(order[n_hold:])
         y_arr = None if y is None else np.asarray(y)
-        train_ledger, hold_ledger = ZCDPLedger(stage), ZCDPLedger(stage)
         for est in fits:
             est.set_params(random_state=rng.integers(2**63))
-            train_ledger.charge(each, "candidate fit (training part)")
             est.fit(arr[train]) if y_arr is None else est.fit(arr[train], y_arr[train])
         X_hold = arr[hold]
         if callable(self.scoring):
@@ -201,7 +213,6 @@ class PrivateGridSearch(PrivateEstimator):
             scores, sensitivity = frobenius_scores(fits, X_hold, bound=bound)
         if not np.all(np.isfinite(scores)):
             raise ValueError("a candidate's score is not finite: the scoring must return finite numbers")
-        hold_ledger.charge(stage, "selection (hold-out part)")
         best = exponential_mechanism(scores, rho=stage, sensitivity=sensitivity, rng=rng)
 
         refit_rho = 0.0
@@ -222,6 +233,51 @@ class PrivateGridSearch(PrivateEstimator):
         self.best_estimator_ = final
         self.n_features_in_ = d
         return self
+
+    def _accountants(self) -> list:
+        """The distinct budgets to charge: ``accountant`` and ``estimator.accountant``, each checked."""
+        found = []
+        for accountant in (check_accountant(self.accountant), check_accountant(self.estimator.accountant)):
+            if accountant is not None and not any(_same_budget(accountant, other) for other in found):
+                found.append(accountant)
+        return found
+
+    def _pay(self, rho: float) -> None:
+        """Charge every accountant ``rho`` once, after checking that each can pay (else charge none)."""
+        accountants = self._accountants()
+        if not accountants:
+            return super()._pay(rho)  # no budget to charge: a refit warns
+        purpose = f"{type(self).__name__}.fit"
+        for accountant in accountants:
+            _refuse_unless_payable(accountant, rho, purpose)
+        # A fit elsewhere can still spend a shared budget between the check and its charge; then a
+        # charge made here stays made (the search is refused, over-counted, never under-counted).
+        for accountant in accountants:
+            accountant.charge(rho, purpose)
+
+
+def _same_budget(a, b) -> bool:
+    """Whether two accountants are one budget: the same object, or two handles on one ledger file.
+
+    Files are compared by resolved path, without touching them: two names of one file (hard
+    links) count as two budgets, which charges it twice (over-counted, never under-counted).
+    """
+    if a is b:
+        return True
+    return (isinstance(a, FileZCDPAccountant) and isinstance(b, FileZCDPAccountant)
+            and os.path.realpath(a.path) == os.path.realpath(b.path))
+
+
+def _refuse_unless_payable(accountant, rho: float, purpose: str) -> None:
+    """Raise what ``accountant.charge(rho, purpose)`` would raise, charging nothing."""
+    if getattr(accountant, "detached", False):
+        accountant.charge(rho, purpose)  # a detached copy refuses every charge and records none
+    spent = accountant.spent_exact
+    if spent + Fraction(rho) > Fraction(accountant.budget):
+        raise BudgetExceededError(
+            f"charging rho={rho!r} for {purpose!r} would exceed the budget {accountant.budget!r} of {accountant!r} "
+            f"by {float(spent + Fraction(rho) - Fraction(accountant.budget)):.3g}; nothing was charged"
+        )
 
 
 def frobenius_scores(fits, X_hold: np.ndarray, *, bound: float) -> tuple[np.ndarray, float]:

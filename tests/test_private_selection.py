@@ -1,14 +1,32 @@
-"""PrivateGridSearch: the search costs the stated ρ, its score sensitivity holds, it finds a clearly better setting."""
+"""PrivateGridSearch: the search costs the stated ρ, its score sensitivity holds, it finds a clearly better setting.
 
+The accounting is read off what each step receives (a recording estimator, a spy on the
+exponential mechanism and on the scores): the split is a partition, each candidate fit, the
+selection and the refit get their share, and every accountant given is charged the whole ρ once.
+These run under mutation testing: keep them small.
+"""
+
+import gc
+import math
+import pickle
+import warnings
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
-from paceggm import PACEGGM, PrivateGridSearch
+from paceggm import PACEGGM, PrivateGridSearch, selection
 from paceggm.baselines import SSP, AdaSSP
-from paceggm.exceptions import BudgetExceededError
-from paceggm.privacy import ZCDPAccountant, approx_dp_to_zcdp, full_sensitivity
+from paceggm.exceptions import AccountantUnavailableError, BudgetExceededError, PrivacyBudgetWarning
+from paceggm.privacy import (
+    Charge,
+    FileZCDPAccountant,
+    ZCDPAccountant,
+    ZCDPLedger,
+    approx_dp_to_zcdp,
+    exponential_mechanism,
+    full_sensitivity,
+)
 from paceggm.selection import frobenius_scores
 
 from conftest import bounded_gaussian
@@ -93,16 +111,16 @@ def test_callable_scoring_for_a_regressor():
     (dict(estimator=object()), TypeError, "private estimator"),
 ])
 def test_bad_settings_are_refused_before_anything_is_spent(kwargs, error, match):
-    acc = ZCDPAccountant(1.0)
-    params = dict(estimator=PACEGGM(), param_grid={"alpha": [0.3]}, rho=0.5, accountant=acc)
+    acc, inner = ZCDPAccountant(1.0), ZCDPAccountant(1.0)
+    params = dict(estimator=PACEGGM(accountant=inner), param_grid={"alpha": [0.3]}, rho=0.5, accountant=acc)
     params.update(kwargs)
     if error is None:  # an empty grid dict is one candidate: the estimator as given
         PrivateGridSearch(**params, random_state=0).fit(bounded_gaussian(500, 3, 0))
-        assert acc.spent == 0.5
+        assert acc.spent == inner.spent == 0.5
         return
     with pytest.raises(error, match=match):
         PrivateGridSearch(**params).fit(bounded_gaussian(500, 3, 0))
-    assert acc.spent == 0.0
+    assert acc.spent == inner.spent == 0.0
 
 
 def test_data_outside_a_candidates_bound_is_refused_before_paying():
@@ -110,3 +128,195 @@ def test_data_outside_a_candidates_bound_is_refused_before_paying():
     with pytest.raises(ValueError, match="outside"):
         PrivateGridSearch(SSP(), {"bound": [1.0, 3.0]}, rho=0.5, accountant=acc).fit(bounded_gaussian(500, 3, 0) * 2)
     assert acc.spent == 0.0
+
+
+# --- the search's accounting, read off what each step receives ----------------------------------
+
+class _Recorder(SSP):
+    """SSP that records each fit's rows and budget (class-level: the search fits clones of it)."""
+
+    fits: list = []
+
+    def fit(self, X, y=None):
+        _Recorder.fits.append((self, np.array(X), self.rho))
+        return super().fit(X, y)
+
+
+@pytest.fixture
+def recorded(monkeypatch):
+    """The fits of ``_Recorder`` clones and the calls of the selection, in order."""
+    monkeypatch.setattr(_Recorder, "fits", [])
+    picks = []
+
+    def spy(scores, *, rho, sensitivity, rng):
+        best = exponential_mechanism(scores, rho=rho, sensitivity=sensitivity, rng=rng)
+        picks.append(dict(scores=np.array(scores), rho=rho, sensitivity=sensitivity, best=best))
+        return best
+
+    monkeypatch.setattr(selection, "exponential_mechanism", spy)
+    return _Recorder.fits, picks
+
+
+def _rows(n=60, d=3, seed=0):
+    """Rows told apart by their first value."""
+    X = np.random.default_rng(seed).uniform(-1, 1, size=(n, d))
+    X[:, 0] = np.linspace(-0.99, 0.99, n)
+    return X
+
+
+def _ids(X):
+    return X[:, 0].tolist()
+
+
+@pytest.mark.parametrize("scoring", ["frobenius", "callable"])
+def test_the_candidates_and_the_scoring_see_disjoint_parts_that_cover_every_row(monkeypatch, recorded, scoring):
+    fits, _ = recorded
+    X, holds = _rows(n=61), []
+    if scoring == "frobenius":
+        def spy_scores(fitted, X_hold, *, bound):
+            holds.append(np.array(X_hold))
+            return frobenius_scores(fitted, X_hold, bound=bound)
+
+        monkeypatch.setattr(selection, "frobenius_scores", spy_scores)
+        kw = {}
+    else:
+        def neg_trace(est, X_hold, y_hold):
+            holds.append(np.array(X_hold))
+            return -float(np.trace(est.covariance_))
+
+        kw = dict(scoring=neg_trace, score_sensitivity=1.0)
+    PrivateGridSearch(_Recorder(), {"bound": [1.0, 2.0]}, rho=1.0, holdout=0.3, random_state=0, **kw).fit(X)
+    (_, train, _), (_, train_2, _), (_, refit, _) = fits
+    hold = holds[0]
+    assert all(np.array_equal(h, hold) for h in holds) and np.array_equal(train_2, train)
+    assert len(hold) == round(0.3 * 61) and len(train) == 61 - len(hold)  # a row in both parts would show here
+    assert sorted(_ids(train) + _ids(hold)) == _ids(X)  # disjoint, and together every row once
+    assert np.array_equal(refit, X)  # the refit: every row
+
+
+@pytest.mark.parametrize("rho, f, m", [(0.3, 0.25, 3), (1.0, 0.5, 2), (0.3, 0.0, 7)])
+def test_each_step_gets_its_share_and_the_shares_add_up_to_rho_exactly(recorded, rho, f, m):
+    # (0.3, 0.25, 3) and (0.3, 0.0, 7): (1 - f)ρ/m rounded to nearest is above its exact value
+    fits, picks = recorded
+    X = _rows()
+    search = PrivateGridSearch(_Recorder(), {"bound": [1.0 + k / 4 for k in range(m)]}, rho=rho, refit_fraction=f,
+                               random_state=0).fit(X)
+    stage = Fraction((1.0 - f) * rho)
+    candidates, refits = fits[:m], fits[m:]
+    each = candidates[0][2]
+    assert all(r == each for _, _, r in candidates) and each == search.candidate_rho_
+    # the largest float whose m-fold sum stays within the stage
+    assert m * Fraction(each) <= stage < m * Fraction(math.nextafter(each, math.inf))
+    assert all(est.rho_spent_ <= each for est, _, _ in candidates)
+    assert [p["rho"] for p in picks] == [float(stage)]  # the selection at (1 - f)ρ, not ρ
+    assert search.best_index_ == picks[0]["best"] and search.best_params_ == search.candidates_[picks[0]["best"]]
+    purpose = f"{m} candidate fits (training part) ∥ selection (hold-out part)"
+    if f == 0:
+        assert not refits and search.best_estimator_ is candidates[picks[0]["best"]][0]
+        assert search.ledger_ == (Charge(float(stage), purpose),)
+    else:
+        ((final, _, refit_rho),) = refits
+        assert final is search.best_estimator_ and final.bound == search.best_params_["bound"]
+        assert stage + Fraction(refit_rho) <= Fraction(rho) < stage + Fraction(math.nextafter(refit_rho, math.inf))
+        assert search.ledger_ == (Charge(float(stage), purpose),
+                                  Charge(refit_rho, "refit of the chosen setting (all rows)"))
+    total = sum((Fraction(c.rho) for c in search.ledger_), Fraction(0))
+    assert Fraction(search.rho_spent_) == total <= Fraction(rho)
+
+
+def test_the_selection_scores_the_candidates_at_the_hold_out_sensitivity(monkeypatch, recorded):
+    fits, picks = recorded
+    holds = []
+
+    def spy_scores(fitted, X_hold, *, bound):
+        holds.append((np.array(X_hold), bound))
+        return frobenius_scores(fitted, X_hold, bound=bound)
+
+    monkeypatch.setattr(selection, "frobenius_scores", spy_scores)
+    X = _rows(n=50)
+    PrivateGridSearch(_Recorder(), {"bound": [2.0, 1.0, 1.5]}, rho=1.0, holdout=0.4, random_state=0).fit(X)
+    ((X_hold, bound),) = holds
+    assert bound == 2.0  # the largest bound: every candidate's scores are clipped to a bound it declared
+    scores, sensitivity = frobenius_scores([est for est, _, _ in fits[:3]], X_hold, bound=2.0)
+    assert np.array_equal(picks[0]["scores"], scores) and picks[0]["sensitivity"] == sensitivity
+    assert sensitivity == full_sensitivity(n=20, d=3, bound=2.0)
+
+    def neg_trace(est, X_h, y_h):
+        return -float(np.trace(est.covariance_))
+
+    picks.clear()
+    PrivateGridSearch(SSP(), {"bound": [1.0, 2.0]}, rho=1.0, scoring=neg_trace, score_sensitivity=0.25,
+                      random_state=0).fit(X)
+    assert picks[0]["sensitivity"] == 0.25
+
+
+def test_every_accountant_is_charged_the_whole_search_once():
+    X, grid = _rows(), {"bound": [1.0, 2.0]}
+    outer, inner = ZCDPAccountant(1.0), ZCDPAccountant(1.0)
+    PrivateGridSearch(SSP(accountant=inner), grid, rho=0.6, accountant=outer, random_state=0).fit(X)
+    assert outer.charges == inner.charges == (Charge(0.6, "PrivateGridSearch.fit"),)
+    # a budget of 1 shared by the search and one more fit: the fit is refused, not spent
+    with pytest.raises(BudgetExceededError):
+        SSP(rho=0.6, accountant=inner, random_state=0).fit(X)
+    assert inner.spent == 0.6
+    alone = ZCDPAccountant(1.0)  # the tuned estimator's accountant alone, refitted: charged each time, no warning
+    search = PrivateGridSearch(SSP(accountant=alone), grid, rho=0.25, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        search.fit(X)
+        search.fit(X)
+    assert alone.charges == (Charge(0.25, "PrivateGridSearch.fit"),) * 2 and search.rho_spent_ == 0.5
+
+
+def test_one_budget_given_twice_is_charged_once(tmp_path):
+    X, grid = _rows(), {"bound": [1.0, 2.0]}
+    acc = ZCDPAccountant(1.0)
+    PrivateGridSearch(SSP(accountant=acc), grid, rho=0.6, accountant=acc, random_state=0).fit(X)
+    assert acc.charges == (Charge(0.6, "PrivateGridSearch.fit"),)
+    path = tmp_path / "budget.jsonl"
+    inner, outer = FileZCDPAccountant.create(path, 1.0), FileZCDPAccountant(tmp_path / "." / "budget.jsonl")  # one ledger
+    PrivateGridSearch(SSP(accountant=inner), grid, rho=0.6, accountant=outer, random_state=0).fit(X)
+    assert outer.charges == (Charge(0.6, "PrivateGridSearch.fit"),)
+    other = FileZCDPAccountant.create(tmp_path / "other.jsonl", 1.0)
+    PrivateGridSearch(SSP(accountant=other), grid, rho=0.3, accountant=outer, random_state=0).fit(X)
+    assert other.spent == 0.3 and outer.spent == 0.8999999999999999  # 0.6 + 0.3, rounded down
+
+
+def _detached():
+    data = pickle.dumps(ZCDPAccountant(1.0))
+    gc.collect()  # the original is gone: the copy cannot reach its budget
+    return pickle.loads(data)
+
+
+@pytest.mark.parametrize("inner_kind, error", [
+    ("short", BudgetExceededError), ("short_file", BudgetExceededError), ("detached", AccountantUnavailableError),
+    ("ledger", TypeError),
+])
+def test_a_refusal_by_either_accountant_charges_neither(tmp_path, inner_kind, error):
+    X, grid = _rows(), {"bound": [1.0, 2.0]}
+    outer = ZCDPAccountant(1.0)
+    inner = {"short": lambda: ZCDPAccountant(0.5), "short_file": lambda: FileZCDPAccountant.create(tmp_path / "b.jsonl", 0.5),
+             "detached": _detached, "ledger": lambda: ZCDPLedger(1.0)}[inner_kind]()
+    with pytest.raises(error, match="nothing|ledger"):
+        PrivateGridSearch(SSP(accountant=inner), grid, rho=0.6, accountant=outer, random_state=0).fit(X)
+    assert outer.spent == 0.0 and inner.spent == 0.0
+    with pytest.raises(BudgetExceededError, match="nothing was charged"):  # the outer one short: neither either
+        PrivateGridSearch(SSP(accountant=outer), grid, rho=0.6, accountant=ZCDPAccountant(0.5)).fit(X)
+    assert outer.spent == 0.0
+
+
+def test_a_budget_is_refused_only_when_it_cannot_pay():
+    X, grid = _rows(), {"bound": [1.0, 2.0]}
+    acc, outer = ZCDPAccountant(1.0), ZCDPAccountant(1.0)
+    acc.charge(0.25, "earlier")
+    with pytest.raises(BudgetExceededError):
+        PrivateGridSearch(SSP(accountant=acc), grid, rho=0.8, accountant=outer).fit(X)
+    PrivateGridSearch(SSP(accountant=acc), grid, rho=0.75, accountant=outer, random_state=0).fit(X)  # exactly all
+    assert acc.spent == 1.0 and outer.spent == 0.75
+
+
+def test_a_refit_without_an_accountant_warns_and_counts_both_fits():
+    search = PrivateGridSearch(SSP(), {"bound": [1.0, 2.0]}, rho=0.25, random_state=0).fit(_rows())
+    with pytest.warns(PrivacyBudgetWarning, match="fitted again"):
+        search.fit(_rows())
+    assert search.rho_spent_ == 0.5
