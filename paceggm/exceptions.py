@@ -9,8 +9,8 @@ from __future__ import annotations
 from sklearn.exceptions import ConvergenceWarning
 
 __all__ = [
-    "AccountantUnavailableError", "BudgetExceededError", "ConvergenceWarning", "PrivacyBudgetWarning",
-    "PrivacyLeakWarning",
+    "AccountantUnavailableError", "BudgetExceededError", "ConvergenceWarning", "LedgerFileError",
+    "PrivacyBudgetWarning", "PrivacyLeakWarning",
 ]
 
 
@@ -27,6 +27,17 @@ class AccountantUnavailableError(RuntimeError):
     not the original's. Run the fits in the accountant's process (``n_jobs=1``
     or joblib's threading backend), or share one budget between processes with
     :class:`~paceggm.privacy.FileZCDPAccountant`.
+    """
+
+
+class LedgerFileError(AccountantUnavailableError):
+    """A file ledger is gone, replaced, edited or damaged; nothing was spent.
+
+    Raised by :class:`~paceggm.privacy.FileZCDPAccountant` when the file at its
+    path is not the ledger the handle opened — deleted or moved, created anew,
+    replaced by another file or by a copy, its header (identity, budget,
+    format) changed or charges removed — or cannot be read as a ledger at all.
+    Charging it, or reading it as an empty ledger, would start a fresh budget.
     """
 
 

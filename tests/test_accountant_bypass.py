@@ -27,7 +27,7 @@ from sklearn.model_selection import GridSearchCV, cross_val_score
 
 from paceggm import PACEGGM
 from paceggm.baselines import SSP
-from paceggm.exceptions import AccountantUnavailableError, BudgetExceededError, PrivacyBudgetWarning
+from paceggm.exceptions import AccountantUnavailableError, BudgetExceededError, LedgerFileError, PrivacyBudgetWarning
 from paceggm.privacy import Charge, FileZCDPAccountant, ZCDPAccountant, ZCDPLedger
 
 from bench_loaders import WORKER_PROCESSES
@@ -44,7 +44,7 @@ pytestmark = pytest.mark.xdist_group(WORKER_PROCESSES)
 
 @pytest.fixture
 def file_accountant(tmp_path):
-    return FileZCDPAccountant(tmp_path / "budget.jsonl", budget=4.0)
+    return FileZCDPAccountant.create(tmp_path / "budget.jsonl", budget=4.0)
 
 
 # --- loky worker processes -------------------------------------------------------------------
@@ -206,7 +206,7 @@ def test_a_copy_in_another_process_refuses_unless_the_accountant_is_a_file(tmp_p
     # accountant's copy refuses, the file accountant's charges the file the original reads.
     cloudpickle = pytest.importorskip("cloudpickle")
     a = ZCDPAccountant(1.0)
-    f = FileZCDPAccountant(tmp_path / "b.jsonl", budget=1.0)
+    f = FileZCDPAccountant.create(tmp_path / "b.jsonl", budget=1.0)
     pickled, cloudpickled, on_file = _fit_elsewhere(pickle.dumps(SSP(rho=RHO, accountant=a, random_state=0)),
                                                     cloudpickle.dumps(SSP(rho=RHO, accountant=a, random_state=0)),
                                                     pickle.dumps(SSP(rho=RHO, accountant=f, random_state=0)))
@@ -246,7 +246,7 @@ def test_a_detached_copy_says_where_it_was_made_and_how_to_charge_the_one_budget
     assert message.startswith(
         "this ZCDPAccountant is a copy made by pickling (in a joblib/loky or dask worker, or an estimator saved "
         "and loaded elsewhere): charging it would start a fresh budget, so the fit is refused and nothing is spent")
-    assert "n_jobs=1" in message and "FileZCDPAccountant(path, budget)" in message
+    assert "n_jobs=1" in message and "FileZCDPAccountant.create(path, budget)" in message
     assert copy.spent == 0.0 and copy.charges == ()
     # A forked child holds the object itself, in a process with another id (the fork, without forking).
     a, pid = ZCDPAccountant(1.0), os.getpid()
@@ -291,7 +291,7 @@ def test_each_pickle_in_the_process_comes_back_as_its_own_accountant():
 def test_file_accountant_readers_share_the_lock_and_a_charge_waits_for_them(tmp_path, read, expected):
     import fcntl
 
-    a = FileZCDPAccountant(tmp_path / "b.jsonl", budget=1.0)
+    a = FileZCDPAccountant.create(tmp_path / "b.jsonl", budget=1.0)
     a.charge(0.25, "x")
     got, charged = [], threading.Event()
 
@@ -338,7 +338,8 @@ def test_what_may_be_an_accountant_is_said_in_full():
     assert str(err.value) == (
         "accountant must be a ZCDPAccountant or a FileZCDPAccountant, not a ZCDPLedger: a ledger is one run's "
         "record, and clone, pickling and every worker would copy it into a fresh budget. Pass "
-        "paceggm.privacy.ZCDPAccountant(budget) (one process) or FileZCDPAccountant(path, budget) (several processes)")
+        "paceggm.privacy.ZCDPAccountant(budget) (one process) or FileZCDPAccountant.create(path, budget) (several "
+        "processes)")
     with pytest.raises(TypeError) as err:
         check_accountant({"budget": 1.0})
     assert str(err.value) == ("accountant must be a paceggm.privacy.ZCDPAccountant, a FileZCDPAccountant or None, "
@@ -347,36 +348,37 @@ def test_what_may_be_an_accountant_is_said_in_full():
 
 def test_file_accountant_refuses_mismatched_budget_missing_file_and_damage(tmp_path, monkeypatch):
     path = tmp_path / "b.jsonl"
-    with pytest.raises(ValueError, match=r"^budget must be a finite number > 0, got -1\.0$"):
-        FileZCDPAccountant(path, budget=-1.0)
-    assert not path.exists()
-    with monkeypatch.context() as m:  # a system without flock
-        m.setitem(sys.modules, "fcntl", None)
-        with pytest.raises(OSError, match=r"^FileZCDPAccountant needs fcntl\.flock \(a POSIX system\); use "
-                                          r"ZCDPAccountant with n_jobs=1 instead$"):
-            FileZCDPAccountant(path, budget=1.0)
-    with pytest.raises(FileNotFoundError, match="budget="):
+    for make in (FileZCDPAccountant, FileZCDPAccountant.create):
+        with pytest.raises(ValueError, match=r"^budget must be a finite number > 0, got -1\.0$"):
+            make(path, budget=-1.0)
+        with monkeypatch.context() as m:  # a system without flock
+            m.setitem(sys.modules, "fcntl", None)
+            with pytest.raises(OSError, match=r"^FileZCDPAccountant needs fcntl\.flock \(a POSIX system\); use "
+                                              r"ZCDPAccountant with n_jobs=1 instead$"):
+                make(path, budget=1.0)
+    with pytest.raises(FileNotFoundError, match=r"FileZCDPAccountant\.create\(path, budget\)"):
         FileZCDPAccountant(path)
-    a = FileZCDPAccountant(path, budget=1.0)
-    assert FileZCDPAccountant(path, budget=1.0).budget == 1.0
+    assert not path.exists()
+    a = FileZCDPAccountant.create(path, budget=1.0)
+    assert FileZCDPAccountant(path, budget=1.0).budget == 1.0 and FileZCDPAccountant(path).budget == 1.0
     with pytest.raises(ValueError, match="holds a budget of 1.0"):
         FileZCDPAccountant(path, budget=2.0)
     a.charge(0.5, "x")
     with pytest.raises(BudgetExceededError, match="for 'y' would exceed the budget"):  # names what asked
         a.charge(0.75, "y")
-    # One line per charge, appended: the exact ρ, what it paid for and which process charged it.
+    # One line per charge, appended: the exact ρ, what it paid for, which process charged it, the exact total.
     lines = [json.loads(line) for line in path.read_text().splitlines()[1:]]
-    assert lines == [{"rho": (0.5).hex(), "purpose": "x", "pid": os.getpid()}]
+    assert lines == [{"rho": (0.5).hex(), "purpose": "x", "pid": os.getpid(), "spent": "1/2"}]
     other = tmp_path / "other.jsonl"
     other.write_text('{"budget": "0x1.0p+0"}\n')
-    with pytest.raises(ValueError, match=r"^the accountant file '.*other\.jsonl' is damaged or not an accountant file "
-                                         r"\(ValueError: not an accountant file\); nothing was charged$"):
+    with pytest.raises(LedgerFileError, match=r"^the accountant file '.*other\.jsonl' is damaged or not an accountant "
+                                              r"file \(ValueError: not an accountant file\); nothing was charged$"):
         FileZCDPAccountant(other)
     with open(path, "a") as fh:
         fh.write("{not json\n")
-    with pytest.raises(ValueError, match="damaged"):
+    with pytest.raises(LedgerFileError, match="damaged"):
         a.charge(0.1, "z")
-    with pytest.raises(ValueError, match="damaged"):
+    with pytest.raises(LedgerFileError, match="damaged"):
         _ = a.spent
 
 
@@ -402,6 +404,6 @@ def test_dask_worker_processes_refuse_or_charge_the_file_accountant(tmp_path, da
         with pytest.raises(ValueError, match="All the 3 fits failed") as err:
             cross_val_score(SSP(rho=RHO, accountant=a, random_state=0), _X(), cv=3)
         assert "AccountantUnavailableError" in str(err.value) and a.spent == 0.0
-        f = FileZCDPAccountant(tmp_path / "b.jsonl", budget=1.0)
+        f = FileZCDPAccountant.create(tmp_path / "b.jsonl", budget=1.0)
         cross_val_score(SSP(rho=RHO, accountant=f, random_state=0), _X(), cv=3)
         assert f.spent == 3 * RHO

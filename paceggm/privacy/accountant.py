@@ -13,19 +13,23 @@ either charges that one budget or refuses to run; none starts a fresh one.
 * :class:`FileZCDPAccountant` keeps the ledger in a file, under an exclusive
   OS lock (``flock``) for every check-and-charge, so processes on one machine
   — loky or dask workers included — charge one budget, each fit exactly once.
+  The file is made only by an explicit ``create`` and carries an identity: a
+  handle refuses to charge a file that is gone, replaced or edited.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import threading
 import uuid
 import weakref
+from contextlib import contextmanager
 from fractions import Fraction
 
 from paceggm._validation import check_rho
-from paceggm.exceptions import AccountantUnavailableError
+from paceggm.exceptions import AccountantUnavailableError, LedgerFileError
 from paceggm.privacy.accounting import approx_dp_to_zcdp
 from paceggm.privacy.ledger import Charge, ZCDPLedger
 
@@ -36,7 +40,7 @@ __all__ = ["FileZCDPAccountant", "ZCDPAccountant", "check_accountant"]
 _LIVE: weakref.WeakValueDictionary[str, ZCDPAccountant] = weakref.WeakValueDictionary()
 
 _FIX = ("run the fits in this process (n_jobs=1, or joblib's threading backend), or share one budget "
-        "between processes with paceggm.privacy.FileZCDPAccountant(path, budget)")
+        "between processes with paceggm.privacy.FileZCDPAccountant.create(path, budget)")
 
 
 class ZCDPAccountant(ZCDPLedger):
@@ -146,6 +150,50 @@ def _restore(token: str, pid: int, budget: float, charges: tuple[Charge, ...]) -
 
 
 _HEADER_KEY = "paceggm_zcdp_accountant"
+_FORMAT = 2  # 2: the ledger's identity, its budget and a check of both in the header; a running total per charge
+_LEDGER_ERRORS = (IndexError, KeyError, TypeError, ValueError, AttributeError, RuntimeError)
+
+
+def _header(identity: str, budget: float) -> dict:
+    """A ledger's first line; its ``check`` makes a hand-edited identity or budget unreadable."""
+    if not isinstance(identity, str) or not identity:
+        raise ValueError(f"the ledger's identity must be a non-empty string, got {identity!r}")
+    fields = f"{_FORMAT}:{identity}:{budget.hex()}"
+    return {_HEADER_KEY: _FORMAT, "id": identity, "budget": budget.hex(),
+            "check": hashlib.sha256(fields.encode()).hexdigest()[:16]}
+
+
+def _parse(data: bytes) -> tuple[dict, ZCDPLedger]:
+    """The header and the exact ledger a file's bytes hold; ``ValueError`` (or kin) for anything else."""
+    if not data:
+        raise ValueError("the file is empty")
+    if not data.endswith(b"\n"):
+        raise ValueError("its last line is cut short")
+    first, *lines = data.decode("utf-8").split("\n")[:-1]
+    header = json.loads(first)
+    if not isinstance(header, dict) or _HEADER_KEY not in header:
+        raise ValueError("not an accountant file")
+    if header[_HEADER_KEY] != _FORMAT:
+        raise ValueError(f"written in format {header[_HEADER_KEY]!r}; this version reads format {_FORMAT}")
+    if header != _header(header["id"], float.fromhex(header["budget"])):
+        raise ValueError("its header does not match its own check: it was edited")
+    ledger = ZCDPLedger(float.fromhex(header["budget"]))
+    for number, line in enumerate(lines, start=1):
+        entry = json.loads(line)
+        ledger.charge(float.fromhex(entry["rho"]), str(entry["purpose"]))
+        # Each line carries the exact total after it: an edited, removed or inserted charge shows.
+        if entry["spent"] != str(ledger.spent_exact):
+            raise ValueError(f"charge {number} records a total of {entry['spent']}, the charges up to it "
+                             f"sum to {ledger.spent_exact}")
+    return header, ledger
+
+
+def _require_flock() -> None:
+    try:
+        import fcntl  # noqa: F401  (POSIX only)
+    except ImportError as err:  # non-POSIX platforms
+        raise OSError("FileZCDPAccountant needs fcntl.flock (a POSIX system); use ZCDPAccountant "
+                      "with n_jobs=1 instead") from err
 
 
 class FileZCDPAccountant:
@@ -153,10 +201,25 @@ class FileZCDPAccountant:
 
     Each charge takes an exclusive ``flock`` on the file, replays the ledger
     it holds in exact rational arithmetic (:class:`ZCDPLedger`), refuses an
-    overspend, and appends the charge (its ρ as an exact hexadecimal float) —
-    so fits in joblib/loky or dask worker processes on the machine, in threads,
-    clones or pickled copies, each charge the one budget once. The object
-    holds only the path: it pickles to another handle on the same file.
+    overspend, and appends the charge (its ρ as an exact hexadecimal float,
+    and the exact total after it) — so fits in joblib/loky or dask worker
+    processes on the machine, in threads, clones or pickled copies, each
+    charge the one budget once.
+
+    A ledger is made once, deliberately, by :meth:`create`, which writes a
+    random identity and the exact budget into the file's header and refuses
+    a path where a file exists. The constructor only opens a ledger: it never
+    creates one, so a deleted ledger file is an error, not a fresh budget.
+    Starting a new budget at the same path takes two explicit acts: remove the
+    file, then :meth:`create` again. A handle remembers the absolute path (so
+    a pickle sent to a worker in another directory, or a later ``chdir``,
+    reaches the same file), the header and the file it opened; every charge
+    and every read checks, under the lock, that the file is still that
+    ledger, and otherwise raises :class:`~paceggm.exceptions.LedgerFileError`
+    with nothing spent: the file gone, another ledger or another file in its
+    place (a copy restored included), its header edited, a charge edited or
+    removed, or the file damaged. A damaged file is never read as an empty
+    ledger.
 
     The lock is the operating system's advisory ``flock``: the processes must
     share a local file system (network file systems may not honour it), and
@@ -165,100 +228,164 @@ class FileZCDPAccountant:
     Parameters
     ----------
     path : str or os.PathLike
-        The ledger file. Created with ``budget`` if it does not exist.
+        An existing ledger file, made by :meth:`create`.
     budget : float, optional
-        Total ρ, > 0. Required to create the file; when the file exists it
-        must equal the budget recorded there (or be omitted).
+        Total ρ the caller expects the ledger to hold; a ledger with another
+        budget is refused (``ValueError``). Omitted, the recorded budget is used.
+
+    Raises
+    ------
+    FileNotFoundError
+        If there is no file at ``path`` (nothing is created).
+    LedgerFileError
+        If the file is not a ledger this version can read, or is damaged.
 
     Examples
     --------
     >>> import os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "budget.jsonl")
-    >>> acc = FileZCDPAccountant(path, budget=1.0)
+    >>> acc = FileZCDPAccountant.create(path, budget=1.0)   # once: a new budget
     >>> acc.charge(0.25, "a fit")
-    >>> FileZCDPAccountant(path).spent   # another handle (another process, say) on the same budget
+    >>> FileZCDPAccountant(path, budget=1.0).spent   # another handle (another process, say) on the same budget
     0.25
     """
 
     def __init__(self, path, budget: float | None = None) -> None:
-        try:
-            import fcntl  # noqa: F401  (POSIX only)
-        except ImportError as err:  # non-POSIX platforms
-            raise OSError("FileZCDPAccountant needs fcntl.flock (a POSIX system); use ZCDPAccountant "
-                          "with n_jobs=1 instead") from err
-        self.path = os.fspath(path)
+        _require_flock()
+        import fcntl
+
+        self.path = os.path.realpath(os.fspath(path))
         if budget is not None:
             budget = check_rho(budget, "budget")
-        if not os.path.exists(self.path):
-            if budget is None:
-                raise FileNotFoundError(f"no accountant file at {self.path!r}: pass budget=... to create one")
-            self._create(budget)
-        recorded = self._read().budget
-        if budget is not None and budget != recorded:
-            raise ValueError(f"the accountant file {self.path!r} holds a budget of {recorded!r}, not {budget!r}")
-        self.budget = recorded
-
-    def _create(self, budget: float) -> None:
-        # Written aside and linked into place: the file appears complete or not at all, and of
-        # two processes creating it at once exactly one wins.
-        tmp = f"{self.path}.{os.getpid()}.{uuid.uuid4().hex}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps({_HEADER_KEY: 1, "budget": float(budget).hex()}) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
         try:
-            os.link(tmp, self.path)
+            fh = open(self.path, "rb")
+        except FileNotFoundError:
+            raise FileNotFoundError(
+                f"no accountant file at {self.path!r}: opening never creates a budget. Make a new one with "
+                "FileZCDPAccountant.create(path, budget) — if a ledger was there, its charges are lost and "
+                "the new one is a fresh budget") from None
+        with fh:
+            fcntl.flock(fh, fcntl.LOCK_SH)
+            header, ledger = self._parse(fh)
+            stat = os.fstat(fh.fileno())
+        if budget is not None and budget != ledger.budget:
+            raise ValueError(f"the accountant file {self.path!r} holds a budget of {ledger.budget!r}, "
+                             f"not {budget!r}")
+        self._open(header, (stat.st_dev, stat.st_ino), len(ledger.charges))
+
+    @classmethod
+    def create(cls, path, budget: float) -> FileZCDPAccountant:
+        """Make a new ledger holding ``budget`` at ``path``, and a handle on it.
+
+        The file is written aside and linked into place: it appears complete
+        or not at all, and of two processes creating it at once exactly one
+        wins.
+
+        Raises
+        ------
+        FileExistsError
+            If there is a file at ``path``; it is left as it is.
+        """
+        _require_flock()
+        path = os.path.realpath(os.fspath(path))
+        header = _header(uuid.uuid4().hex, check_rho(budget, "budget"))
+        tmp = f"{path}.{os.getpid()}.{uuid.uuid4().hex}.tmp"
+        try:
+            with open(tmp, "xb") as fh:
+                fh.write(json.dumps(header).encode() + b"\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+                stat = os.fstat(fh.fileno())
+            os.link(tmp, path)
         except FileExistsError:
-            pass
+            raise FileExistsError(
+                f"there is a file at {path!r}: create never replaces it (a ledger's charges would be lost and "
+                "its budget start afresh). Open it with FileZCDPAccountant(path, budget); to start a new budget "
+                "deliberately, remove the file first") from None
         finally:
-            os.unlink(tmp)
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        return _handle(path, header, (stat.st_dev, stat.st_ino), 0)
 
-    def _replay(self, fh) -> ZCDPLedger:
+    def _open(self, header: dict, file: tuple[int, int], seen: int) -> None:
+        self.budget = float.fromhex(header["budget"])
+        self._header, self._file, self._seen = header, file, seen
+
+    def _parse(self, fh) -> tuple[dict, ZCDPLedger]:
         fh.seek(0)
-        lines = fh.read().decode("utf-8").splitlines()
         try:
-            header = json.loads(lines[0])
-            if header.get(_HEADER_KEY) != 1:
-                raise ValueError("not an accountant file")
-            ledger = ZCDPLedger(float.fromhex(header["budget"]))
-            for line in lines[1:]:
-                entry = json.loads(line)
-                ledger.charge(float.fromhex(entry["rho"]), str(entry["purpose"]))
-        except (IndexError, KeyError, TypeError, ValueError, RuntimeError) as err:
+            return _parse(fh.read())
+        except _LEDGER_ERRORS as err:
             # Never a fresh budget from a damaged file: the charges it held would be lost.
-            raise ValueError(f"the accountant file {self.path!r} is damaged or not an accountant file "
-                             f"({type(err).__name__}: {err}); nothing was charged") from err
-        return ledger
+            raise LedgerFileError(f"the accountant file {self.path!r} is damaged or not an accountant file "
+                                  f"({type(err).__name__}: {err}); nothing was charged") from err
+
+    @contextmanager
+    def _ledger(self, lock: int):
+        """The open file and its ledger, under ``lock``, once checked to be the ledger this handle opened."""
+        import fcntl
+
+        try:
+            fh = open(self.path, "r+b" if lock == fcntl.LOCK_EX else "rb")
+        except FileNotFoundError:
+            raise LedgerFileError(
+                f"the accountant file {self.path!r} is gone (deleted or moved) since this handle opened it; "
+                "nothing was charged. A ledger made there again would be a fresh budget, so that is never done "
+                "implicitly: FileZCDPAccountant.create(path, budget) does it, deliberately") from None
+        with fh:
+            fcntl.flock(fh, lock)
+            header, ledger = self._parse(fh)
+            stat = os.fstat(fh.fileno())
+            if header["id"] != self._header["id"]:
+                raise LedgerFileError(
+                    f"the accountant file {self.path!r} holds another ledger (identity {header['id']}, not "
+                    f"{self._header['id']}): it was replaced or made anew since this handle opened it; nothing "
+                    "was charged")
+            if header != self._header:
+                raise LedgerFileError(
+                    f"the header of the accountant file {self.path!r} changed since this handle opened it "
+                    f"({json.dumps(header)}, not {json.dumps(self._header)}); nothing was charged")
+            if (stat.st_dev, stat.st_ino) != self._file:
+                raise LedgerFileError(
+                    f"the accountant file {self.path!r} is another file than the one this handle opened "
+                    "(replaced by a copy, or restored from one); nothing was charged")
+            if len(ledger.charges) < self._seen:
+                raise LedgerFileError(
+                    f"the accountant file {self.path!r} holds {len(ledger.charges)} charges, fewer than the "
+                    f"{self._seen} this handle has seen: charges were removed; nothing was charged")
+            self._seen = max(self._seen, len(ledger.charges))
+            yield fh, ledger
 
     def _read(self) -> ZCDPLedger:
         """The ledger as the file holds it, under a shared lock: readers go side by side, a charge waits."""
         import fcntl
 
-        with open(self.path, "rb") as fh:
-            fcntl.flock(fh, fcntl.LOCK_SH)
-            return self._replay(fh)
+        with self._ledger(fcntl.LOCK_SH) as (_, ledger):
+            return ledger
 
     def charge(self, rho: float, purpose: str) -> None:
-        """Charge ``rho`` for ``purpose``: check and record under one exclusive file lock.
+        """Charge ``rho`` for ``purpose``: check the file, the budget and record, under one exclusive lock.
 
         Raises
         ------
         BudgetExceededError
             If the exact total would exceed the budget; nothing is recorded.
+        LedgerFileError
+            If the file is not the ledger this handle opened, or is damaged; nothing is recorded.
         ValueError
-            If ``rho`` is not a finite positive number, or the file is damaged.
+            If ``rho`` is not a finite positive number.
         """
         import fcntl
 
         rho = check_rho(rho)
-        with open(self.path, "r+b") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            ledger = self._replay(fh)
+        with self._ledger(fcntl.LOCK_EX) as (fh, ledger):
             ledger.charge(rho, purpose)  # raises, recording nothing, if it would overspend
+            line = {"rho": rho.hex(), "purpose": str(purpose), "pid": os.getpid(), "spent": str(ledger.spent_exact)}
             fh.seek(0, os.SEEK_END)
-            fh.write((json.dumps({"rho": rho.hex(), "purpose": str(purpose), "pid": os.getpid()}) + "\n").encode())
+            fh.write((json.dumps(line) + "\n").encode())
             fh.flush()
             os.fsync(fh.fileno())
+            self._seen = max(self._seen, len(ledger.charges))
 
     @property
     def spent(self) -> float:
@@ -282,10 +409,23 @@ class FileZCDPAccountant:
         return self._read().by_purpose()
 
     def __reduce__(self):
-        return type(self), (self.path,)
+        # The handle, not a reopening: a worker charges the ledger this handle opened, or is refused.
+        return _handle, (self.path, self._header, self._file, self._seen)
 
     def __repr__(self) -> str:
-        return f"FileZCDPAccountant({self.path!r}, budget={self.budget!r}, spent={self.spent!r})"
+        try:
+            spent = repr(self.spent)
+        except AccountantUnavailableError:
+            spent = "unavailable"
+        return f"FileZCDPAccountant({self.path!r}, budget={self.budget!r}, spent={spent})"
+
+
+def _handle(path: str, header: dict, file: tuple[int, int], seen: int) -> FileZCDPAccountant:
+    """A handle on the ledger with ``header`` in ``file`` at ``path``, made without reading it (see ``__reduce__``)."""
+    handle = FileZCDPAccountant.__new__(FileZCDPAccountant)
+    handle.path = path
+    handle._open(header, tuple(file), seen)
+    return handle
 
 
 ACCOUNTANTS = (ZCDPAccountant, FileZCDPAccountant)
@@ -299,7 +439,7 @@ def check_accountant(accountant):
         raise TypeError(
             "accountant must be a ZCDPAccountant or a FileZCDPAccountant, not a ZCDPLedger: a ledger is one "
             "run's record, and clone, pickling and every worker would copy it into a fresh budget. Pass "
-            "paceggm.privacy.ZCDPAccountant(budget) (one process) or FileZCDPAccountant(path, budget) "
+            "paceggm.privacy.ZCDPAccountant(budget) (one process) or FileZCDPAccountant.create(path, budget) "
             "(several processes)"
         )
     raise TypeError("accountant must be a paceggm.privacy.ZCDPAccountant, a FileZCDPAccountant or None, "
