@@ -1,16 +1,19 @@
-"""Every estimator's output for one seed, recorded with the BLAS kernel and versions that computed it.
+"""Every estimator's output for one seed, recorded with what moves its last bits where it was computed.
 
 The recording is two change detectors of different strength:
 
-* values (:func:`value_mismatch`): the output agrees with the recorded one within a
+* values (``test_values_match_the_recording``): the output agrees with the recorded one within a
   tolerance derived from the estimator's numerical accuracy, and PACE-GGM with an
   exact solver takes the recorded selection path. This holds on any CPU and BLAS
   kernel and runs everywhere;
-* bits (:func:`environment_mismatch`, :func:`bits`): the output is the recorded one
-  to the last bit. Floating-point results move in their last bits with the BLAS
-  kernel (OpenBLAS picks one per CPU: ``Haswell`` on AVX2, ``SkylakeX`` on AVX-512,
-  ``neoversen1`` on arm64, …) and with the NumPy/SciPy build, so this check runs
-  only where those match the recording and is skipped, naming both, elsewhere.
+* bits (``test_bits_match_the_recording``): the output is the recorded one to the
+  last bit. Floating-point results move in their last bits with the BLAS library,
+  its kernel (OpenBLAS picks one per CPU: ``Haswell`` on AVX2, ``SkylakeX`` on
+  AVX-512, ``neoversen1`` on arm64, …) and version, NumPy's SIMD dispatch level,
+  the NumPy, SciPy and Python versions and the C library, all recorded beside the
+  outputs (:func:`paceggm.bench.bits.bit_environment`), so this check runs only
+  where each is the recorded one and is skipped elsewhere, naming both sides of
+  each difference (:func:`paceggm.bench.bits.bit_mismatch`).
 
 Regenerate the recording (after a deliberate change of outputs) with
 ``python tests/reference_outputs.py``; it writes ``tests/data/reference_outputs.json``
@@ -28,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from paceggm.bench.bits import bit_environment, describe
 
 DATA = Path(__file__).resolve().parent / "data"
 RECORD_JSON = DATA / "reference_outputs.json"
@@ -172,39 +177,6 @@ def compute(name: str, **extra) -> tuple[Output, object]:
         return Output(arrays, path), est
 
 
-# --- the machine a recording belongs to ------------------------------------------------------
-
-
-def blas_environment() -> dict:
-    """The BLAS libraries loaded (threadpoolctl: internal API, kernel, version) and NumPy's and SciPy's versions."""
-    import scipy
-    import scipy.linalg  # loads SciPy's own BLAS, which threadpoolctl then reports beside NumPy's  # noqa: F401
-    from threadpoolctl import threadpool_info
-
-    libs = sorted(
-        (Path(i["filepath"]).parent.name, i["internal_api"], str(i.get("architecture")), str(i.get("version")))
-        for i in threadpool_info() if i.get("user_api") == "blas"
-    )
-    return {
-        "blas": [{"library_dir": d, "internal_api": api, "architecture": arch, "version": v} for d, api, arch, v in libs],
-        "numpy": np.__version__,
-        "scipy": scipy.__version__,
-    }
-
-
-def describe(env: dict) -> str:
-    """``"openblas 0.3.30 Haswell (scipy.libs), …; numpy 2.4.6, scipy 1.17.1"``."""
-    blas = ", ".join(f"{b['internal_api']} {b['version']} {b['architecture']} ({b['library_dir']})" for b in env["blas"])
-    return f"{blas or 'no BLAS found'}; numpy {env['numpy']}, scipy {env['scipy']}"
-
-
-def environment_mismatch(recorded: dict, current: dict) -> str | None:
-    """``None`` if the bits may be compared, else the reason (naming both environments)."""
-    if recorded == current:
-        return None
-    return f"outputs recorded with [{describe(recorded)}]; this machine runs [{describe(current)}]"
-
-
 # --- comparisons ---------------------------------------------------------------------------
 
 
@@ -230,7 +202,7 @@ def load() -> tuple[dict, dict]:
 
 def record() -> None:
     """Compute every case here and write the recording with this machine's environment."""
-    meta = {"environment": blas_environment(), "cases": {}}
+    meta = {"environment": bit_environment(), "cases": {}}
     arrays = {}
     for name in case_names():
         out, _ = compute(name)

@@ -2,33 +2,26 @@
 
 The recording (``tests/data/reference_outputs.*``, written by
 ``python tests/reference_outputs.py``) holds each case's arrays, its digests, its
-selection path and the BLAS kernel and NumPy/SciPy versions that computed them.
+selection path and what moved their last bits where they were computed
+(:func:`paceggm.bench.bits.bit_environment`: the BLAS libraries with their kernels
+and versions, NumPy's SIMD dispatch level, the NumPy, SciPy and Python versions,
+the C library).
 
 * :func:`test_values_match_the_recording` runs on any machine: the arrays agree within
   the tolerance of the estimator's accuracy class (derived in ``reference_outputs``,
   beside :data:`RTOL`), and PACE-GGM with the exact solver takes the recorded path.
   IPM-Cholesky is not exact; it is held to the exact answer on its own measurements.
-* :func:`test_bits_match_the_recording` runs only on the recorded kernel and versions
-  and is skipped elsewhere, naming both.
+* :func:`test_bits_match_the_recording` runs only where each of those is the recorded
+  one and is skipped elsewhere, naming both sides of each difference.
 """
 
 import numpy as np
 import pytest
 
 from paceggm import MeasuredEntries, reconstruct
+from paceggm.bench.bits import ITEMS, bit_environment, bit_mismatch
 
-from reference_outputs import (
-    IPM_RTOL,
-    RTOL,
-    blas_environment,
-    case_names,
-    compute,
-    digest,
-    environment_mismatch,
-    kind,
-    load,
-    relative_difference,
-)
+from reference_outputs import IPM_RTOL, RTOL, case_names, compute, digest, kind, load, relative_difference
 
 RECORDED, ARRAYS = load()
 CASES = case_names()
@@ -55,8 +48,9 @@ def outputs():
 def test_the_recording_covers_every_case_and_names_its_environment():
     assert sorted(RECORDED["cases"]) == sorted(CASES)
     env = RECORDED["environment"]
+    assert set(env) == set(ITEMS)
     assert env["blas"] and all({"internal_api", "architecture", "version"} <= set(b) for b in env["blas"])
-    assert env["numpy"] and env["scipy"]
+    assert env["numpy_simd"]["baseline"] and env["numpy"] and env["scipy"] and env["python"] and env["libc"]
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -83,9 +77,9 @@ def test_values_match_the_recording(name, outputs):
 
 @pytest.mark.parametrize("name", CASES)
 def test_bits_match_the_recording(name, outputs):
-    reason = environment_mismatch(RECORDED["environment"], blas_environment())
+    reason = bit_mismatch(RECORDED["environment"], bit_environment())
     if reason is not None:
-        pytest.skip(f"bit-for-bit check needs the recorded kernel and versions: {reason}")
+        pytest.skip(f"bits compared only where what moves them is the recorded: {reason}")
     out, _ = outputs(name)
     rec = RECORDED["cases"][name]
     assert {k: digest(v) for k, v in out.arrays.items()} == rec["digests"]
@@ -95,14 +89,62 @@ def test_bits_match_the_recording(name, outputs):
         assert out.path == rec["path"]
 
 
-def test_a_different_kernel_skips_the_bits_naming_both():
-    recorded = {"blas": [{"library_dir": "numpy.libs", "internal_api": "openblas", "architecture": "Haswell",
-                          "version": "0.3.30"}], "numpy": "2.4.6", "scipy": "1.17.1"}
-    other = {**recorded, "blas": [{**recorded["blas"][0], "architecture": "SkylakeX"}]}
-    assert environment_mismatch(recorded, recorded) is None
-    reason = environment_mismatch(recorded, other)
-    assert "Haswell" in reason and "SkylakeX" in reason
-    assert "1.18.0" in environment_mismatch(recorded, {**recorded, "scipy": "1.18.0"})
+RECORDED_HERE = {
+    "blas": [{"library_dir": "numpy.libs", "internal_api": "openblas", "architecture": "Haswell", "version": "0.3.31"},
+             {"library_dir": "scipy.libs", "internal_api": "openblas", "architecture": "Haswell", "version": "0.3.30"}],
+    "numpy_simd": {"baseline": ["X86_V2"], "dispatch": ["X86_V3"]},
+    "numpy": "2.4.6", "scipy": "1.17.1", "python": "CPython 3.11.7", "libc": "glibc 2.36",
+}
+
+
+def _with(key, value):
+    return {**RECORDED_HERE, key: value}
+
+
+def test_the_same_environment_compares_the_bits():
+    assert bit_mismatch(RECORDED_HERE, RECORDED_HERE) is None
+    assert bit_mismatch(RECORDED_HERE, {k: RECORDED_HERE[k] for k in reversed(list(RECORDED_HERE))}) is None
+
+
+@pytest.mark.parametrize(("other", "item", "ours", "theirs"), [
+    # NumPy's AVX-512 loops on an AVX-512 CPU under the recorded kernel: the IPM cases' last bits move
+    (_with("numpy_simd", {"baseline": ["X86_V2"], "dispatch": ["X86_V3", "X86_V4", "AVX512_ICL"]}), "NumPy SIMD",
+     "[baseline X86_V2, dispatch X86_V3]", "[baseline X86_V2, dispatch X86_V3 X86_V4 AVX512_ICL]"),
+    (_with("numpy_simd", {"baseline": ["X86_V2"], "dispatch": []}), "NumPy SIMD",
+     "[baseline X86_V2, dispatch X86_V3]", "[baseline X86_V2, dispatch none]"),
+    (_with("blas", [RECORDED_HERE["blas"][0], {**RECORDED_HERE["blas"][1], "architecture": "SkylakeX"}]),
+     "BLAS in scipy.libs", "[openblas 0.3.30 Haswell]", "[openblas 0.3.30 SkylakeX]"),
+    (_with("blas", [{**RECORDED_HERE["blas"][0], "version": "0.3.32"}, RECORDED_HERE["blas"][1]]),
+     "BLAS in numpy.libs", "[openblas 0.3.31 Haswell]", "[openblas 0.3.32 Haswell]"),
+    (_with("blas", RECORDED_HERE["blas"][:1]), "BLAS in scipy.libs", "[openblas 0.3.30 Haswell]", "[none]"),
+    (_with("numpy", "2.5.0"), "NumPy", "[2.4.6]", "[2.5.0]"),
+    (_with("scipy", "1.18.0"), "SciPy", "[1.17.1]", "[1.18.0]"),
+    (_with("python", "CPython 3.12.1"), "Python", "[CPython 3.11.7]", "[CPython 3.12.1]"),
+    (_with("libc", "glibc 2.41"), "C library", "[glibc 2.36]", "[glibc 2.41]"),
+    ({k: v for k, v in RECORDED_HERE.items() if k != "numpy_simd"}, "NumPy SIMD",
+     "[baseline X86_V2, dispatch X86_V3]", "[not recorded]"),
+])
+def test_each_thing_that_moves_bits_differing_skips_the_bits_naming_both_sides(other, item, ours, theirs):
+    assert bit_mismatch(RECORDED_HERE, other) == f"{item}: recorded {ours}, this machine {theirs}"
+    assert bit_mismatch(other, RECORDED_HERE) == f"{item}: recorded {theirs}, this machine {ours}"
+
+
+def test_every_difference_is_named():
+    other = {**_with("numpy_simd", {"baseline": ["X86_V2"], "dispatch": ["X86_V3", "X86_V4"]}), "scipy": "1.18.0",
+             "blas": [{**b, "architecture": "SkylakeX"} for b in RECORDED_HERE["blas"]]}
+    reason = bit_mismatch(RECORDED_HERE, other)
+    assert reason.count("recorded [") == 4
+    assert reason.index("numpy.libs") < reason.index("scipy.libs") < reason.index("NumPy SIMD") < reason.index("SciPy")
+
+
+def test_this_process_reads_what_numpy_dispatches_to():
+    """The SIMD level is what NumPy uses here: ``numpy.show_runtime()``'s found targets, baseline beside them."""
+    from numpy._core._multiarray_umath import __cpu_baseline__, __cpu_dispatch__, __cpu_features__
+
+    env = bit_environment()
+    assert env["numpy_simd"] == {"baseline": list(__cpu_baseline__),
+                                 "dispatch": [t for t in __cpu_dispatch__ if __cpu_features__[t]]}
+    assert set(env) == set(ITEMS) and env["numpy"] == np.__version__
 
 
 @pytest.mark.parametrize("name", ["strict/ssp", "paper/paceggm", "synthetic/pace_ggm_components"])
