@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from paceggm.bench import verify as V
+from paceggm.bench.bits import bit_environment, describe
 from paceggm.bench.collect import collect
 from paceggm.bench.config import compose_config, to_plain
 from paceggm.bench.runner import run_sweep, store_for
@@ -80,6 +81,7 @@ def test_a_faithful_rerun_is_within_tolerance_and_reported_per_solver(tmp_path, 
     # same machine, same kernel: every cell bit for bit, no path differs
     n = len(_sampled(committed))
     assert f"**Sample**: {n} of the {len(committed)} committed cells" in out
+    assert f"what moves the last bits in the workers: {describe(bit_environment())} (" in out
     assert f"| demo | paper | {n} | {n} | 0 | 0 |" in out
     assert "Mahalanobis ×1.0000" in lines["paceggm (ipm)"]
 

@@ -50,6 +50,7 @@ from pathlib import Path
 
 import numpy as np
 
+from paceggm.bench.bits import bit_environment, describe
 from paceggm.bench.cells import DATA_SCALE, DEFAULT_DATA_SCALE, Cell
 from paceggm.bench.methods import method_spec
 from paceggm.bench.seeds import derive_seed
@@ -178,20 +179,8 @@ def as_run(cell: Cell, ipm_preset: str | None = None) -> Cell:
     return dataclasses.replace(cell, params=tuple(sorted({**params, "solver_options": options}.items())))
 
 
-def blas_kernels() -> list[str]:
-    """``library version kernel`` of every BLAS this process has loaded (threadpoolctl)."""
-    import scipy.linalg  # noqa: F401  (load SciPy's BLAS too, if it has its own)
-    from threadpoolctl import threadpool_info
-
-    out = set()
-    for lib in threadpool_info():
-        if lib.get("user_api") == "blas":
-            out.add(f"{lib.get('internal_api')} {lib.get('version')} {lib.get('architecture') or '?'}")
-    return sorted(out)
-
-
-def _rerun(cell: Cell, data, *, experiment: str, test_fraction: float) -> tuple[dict, list[str]]:
-    """The cell's new row (with the worker's CPU seconds, ``cpu_time``), and the BLAS kernels of the worker."""
+def _rerun(cell: Cell, data, *, experiment: str, test_fraction: float) -> tuple[dict, str]:
+    """The cell's new row (with the worker's CPU seconds, ``cpu_time``), and what moves the worker's last bits."""
     import warnings
 
     from paceggm.bench.runner import _run_in_worker
@@ -204,7 +193,7 @@ def _rerun(cell: Cell, data, *, experiment: str, test_fraction: float) -> tuple[
         cpu = time.process_time()
         row = _run_in_worker(cell, data, experiment=experiment, test_fraction=test_fraction)
         row["cpu_time"] = time.process_time() - cpu
-    return row, blas_kernels()
+    return row, describe(bit_environment())
 
 
 # -- compare ---------------------------------------------------------------------------
@@ -465,9 +454,7 @@ def verify(results: Path = RESULTS, *, overrides: Sequence[str] = (), seed: int 
 
         Path(rows_out).parent.mkdir(parents=True, exist_ok=True)
         to_frame([new for _, new in pairs]).to_parquet(rows_out, index=False)
-    kernels = sorted({k for _, ks in out for k in ks})
-    import numpy
-    import scipy
+    environments = sorted({env for _, env in out})
 
     header = [
         "# The committed results rerun on this machine",
@@ -478,9 +465,9 @@ def verify(results: Path = RESULTS, *, overrides: Sequence[str] = (), seed: int 
         f"({', '.join(names)}), seed {seed}: {per_stratum} a stratum (recipe × variant × data set), "
         f"{per_stratum_inexact} for IPM-Cholesky and PGD, among each stratum's cells of at most "
         f"{max_seconds:g} s committed time.",
-        f"- **Machine**: {_cpu()}, {os.cpu_count()} logical cores; Python {platform.python_version()}, "
-        f"NumPy {numpy.__version__}, SciPy {scipy.__version__}; BLAS kernel in the workers: "
-        f"{', '.join(kernels)} (`OPENBLAS_CORETYPE`={os.environ.get('OPENBLAS_CORETYPE', 'unset')}).",
+        f"- **Machine**: {_cpu()}, {os.cpu_count()} logical cores; what moves the last bits in the workers: "
+        f"{' | '.join(environments)} (`OPENBLAS_CORETYPE`={os.environ.get('OPENBLAS_CORETYPE', 'unset')}, "
+        f"`NPY_DISABLE_CPU_FEATURES`={os.environ.get('NPY_DISABLE_CPU_FEATURES', 'unset')}).",
         f"- **Time**: {elapsed:.1f} s wall with {jobs} workers, one BLAS thread each; the cells took "
         f"{cpu:.1f} CPU seconds in the workers ({cpu / jobs:.1f} s a worker).",
         "- **IPM-Cholesky**: " + (f"every sampled cell rerun at the preset `{ipm_preset}` (a measurement of that "
