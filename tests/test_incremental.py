@@ -135,7 +135,7 @@ def test_pace_ggm_selections_unchanged():
     every round. The solver is exact, so the path is the same on any machine and the
     estimate agrees within Newton's accuracy (``RTOL["newton"]``, derived in
     ``reference_outputs``); test_outputs_unchanged checks the same two runs bit for bit
-    where the recorded BLAS kernel and versions are those of the machine."""
+    where what moves the last bits is as recorded."""
     expected = [(3, 0), (11, 0), (10, 2), (12, 2), (13, 2), (9, 3), (10, 4), (10, 8), (12, 9), (8, 6), (8, 0),
                 (12, 0), (13, 3), (8, 4), (6, 2), (7, 4), (11, 9), (11, 7), (2, 1), (12, 4), (9, 8), (4, 1),
                 (9, 7), (12, 11), (7, 6), (4, 2), (5, 2), (11, 3), (9, 9), (8, 7), (13, 11), (11, 8), (3, 0),
