@@ -258,17 +258,24 @@ def test_a_reduced_grid_adds_to_the_table_and_summary_shows_its_view(tmp_path, c
 
 
 def test_summary_of_a_recipe_shows_what_the_figures_draw(tmp_path, capsys):
+    """The recipe's grid alone: cells outside it are one line of the summary, and the figures refuse them."""
     from paceggm.bench.figures.results import load_results
 
     args = ["experiment=demo", f"runs_dir={tmp_path}", "progress=false", "backend.n_jobs=1"]
     assert _run(capsys, "run", *args)[0] == 0
-    assert _run(capsys, "run", *args, "rho=[0.5]", "trials=[0]")[0] == 0  # cells outside the recipe
     code, out, _ = _run(capsys, "summary", *args)
     n = len(expand(to_plain(compose_config(args))))
-    assert code == 0 and f"# every cell of {tmp_path / 'demo' / 'results.parquet'}: {n + 3}" in out
+    assert code == 0 and f"# the recipe's grid: {n} of its {n} cells are stored" in out
     shown = {float(line.split()[2]) for line in out.splitlines()[1:] if line.startswith("breast")}
     drawn = load_results(tmp_path)[0]["demo"]
-    assert shown == set(drawn["rho"]) == {0.01, 0.1, 0.5, 1.0}
+    assert shown == set(drawn["rho"]) == {0.01, 0.1, 1.0}
+    assert _run(capsys, "run", *args, "rho=[0.5]", "trials=[0]")[0] == 0  # cells outside the recipe
+    code, out, _ = _run(capsys, "summary", *args)
+    assert code == 0 and f"# the recipe's grid: {n} of its {n} cells are stored" in out
+    assert "# not summarized: 3 stored cells outside the recipe's grid (bound policy raise: 3)" in out
+    assert {float(line.split()[2]) for line in out.splitlines()[1:] if line.startswith("breast")} == shown
+    tables, errors = load_results(tmp_path)
+    assert "demo" not in tables and "3 rows are cells outside the recipe's grid" in errors["demo"]
     code, out, _ = _run(capsys, "summary", *args, "rho=[0.5]", "trials=[0]")
     assert code == 0 and "3 of the grid's 3 cells are stored" in out and " 0.01 " not in out
 
@@ -445,13 +452,15 @@ def test_prune_failed_cells_a_policy_and_a_commit(tmp_path, capsys):
 
 
 def test_summary_never_shows_a_variant_under_the_default_s_name(tmp_path, capsys):
-    assert _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")[0] == 0
-    assert _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}", "method.paceggm.params.solver=pgd0")[0] == 0
-    code, out, _ = _run(capsys, "summary", "experiment=demo", f"runs_dir={tmp_path}")
+    # one grid holding both: the default entry and one run with another solver under its own entry name
+    pgd0 = "+method.pgd={key:paceggm,params:{solver:pgd0}}"
+    assert _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}", pgd0)[0] == 0
+    code, out, _ = _run(capsys, "summary", *SMALL, f"runs_dir={tmp_path}", pgd0)
     assert code == 0 and "paceggm[solver=pgd0]" in out
     lines = [ln.split() for ln in out.splitlines() if ln.split()[:1] == ["syn1"] and ln.split()[1].startswith("paceggm")]
     assert sorted(ln[1] for ln in lines) == ["paceggm", "paceggm", "paceggm[solver=pgd0]", "paceggm[solver=pgd0]"]
     assert all(ln[3] == "2" for ln in lines)  # two trials each, never four
+    assert _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}", "method.paceggm.params.solver=pgd0")[0] == 0
     code, out, _ = _run(capsys, "summary", *SMALL, f"runs_dir={tmp_path}", "method.paceggm.params.solver=pgd0")
     assert code == 0 and "paceggm[solver=pgd0]" in out  # alone in its view, still not "paceggm"
 

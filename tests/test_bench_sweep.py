@@ -52,7 +52,8 @@ def test_end_to_end_sweep_store_and_table(tmp_path):
     assert (df["status"] == "ok").all() and (df["experiment"] == "demo").all()
     assert set(df["variant"]) == {"paceggm[solver=ipm]", "paceggm[solver=pgd0]"}
     assert set(df["p_solver"]) == {"ipm", "pgd0"}  # parameters are columns of their own
-    assert list(df.columns) == [*COLUMNS, "p_alpha", "p_beta", "p_solver", "p_use_components"]
+    assert list(df.columns) == [*COLUMNS, "bound_check", "p_alpha", "p_beta", "p_solver", "p_use_components"]
+    assert (df["bound_check"] == "waive").all()  # the policy each record states (paper preprocessing: waive)
     assert (df["rho_spent"] <= df["rho"] * (1 + 1e-12)).all()
     assert (df["n_measured_diag"] == df["d"]).all()
     assert (df["n_measured_offdiag"] <= df["d"] * (df["d"] - 1) // 2).all()

@@ -160,12 +160,18 @@ def _collect(cfg, cells, *, publish_to: str | None = None) -> int:
     if not store.cells_dir.is_dir():
         print(f"nothing to collect: {store.cells_dir} does not exist (run the experiment first)", file=sys.stderr)
         return 1
+    grid = _recipe_cells(cfg) or cells
     with store.lock():
-        table, report = collect(store, expected=cells, quarantine=True)
+        # a store this process may not write (read-only mount) is collected in memory, nothing moved
+        table, report = collect(store, expected=cells, grid=grid, declared_policy=cfg.get("bound_check", "auto"),
+                                quarantine=store.writable, write=store.writable)
     print(report.format())
     if publish_to is not None:
-        print(publish(table, cells, Path(publish_to) / cfg["name"] / "results.parquet",
-                      unavailable=store.unavailable())[1])
+        done, message = publish(table, cells, Path(publish_to) / cfg["name"] / "results.parquet",
+                                unavailable=store.unavailable())
+        print(message)
+        if not done and "bound policy" in message:
+            return 1
     return 0
 
 
@@ -186,13 +192,14 @@ def _summary(cfg, cells) -> int:
     from paceggm.bench.collect import collect, grid_view
     from paceggm.bench.runner import store_for
     from paceggm.bench.schema import STORED_COLUMNS
-    from paceggm.bench.summary import format_summary, summarize
+    from paceggm.bench.summary import format_summary, strays, strays_line, summarize
 
     store = store_for(cfg)
     path = store.results_path
     if not path.is_file() and not store.cells_dir.is_dir():
         print(f"no results table at {path} (run the experiment first)", file=sys.stderr)
         return 1
+    recipe = _recipe_cells(cfg)
     try:
         table = pd.read_parquet(path)
         missing = [c for c in STORED_COLUMNS if c not in table.columns]
@@ -201,16 +208,20 @@ def _summary(cfg, cells) -> int:
     except Exception as exc:  # damaged, truncated, not Parquet, or a column lost: the cells are the truth
         print(f"note: {path} cannot be used ({_one_line(exc)[:200]}); rebuilt from the cell files", file=sys.stderr)
         with store.lock():
-            table, _ = collect(store, quarantine=True)
-    if _keys(cells) == _keys(_recipe_cells(cfg)):
-        # the recipe as it is: every stored cell, the rows the figures draw
-        print(format_summary(summarize(table)))
-        print(f"# every cell of {path}: {len(table)}")
-        return 0
+            table, _ = collect(store, grid=recipe or cells, declared_policy=cfg.get("bound_check", "auto"),
+                               quarantine=store.writable, write=store.writable)
+    # only the cells of the grid asked for (by key: with or without a manifest), never a planted or stray one
     view = grid_view(table, cells)
     print(format_summary(summarize(view)))
-    print(f"# {len(view)} of the grid's {len(cells)} cells are stored; the table {path} holds "
-          f"{len(table)} cells in all")
+    if _keys(cells) == _keys(recipe):
+        # the recipe as it is: the rows the figures draw
+        print(f"# the recipe's grid: {len(view)} of its {len(cells)} cells are stored ({path})")
+        outside = strays(table, _keys(cells))
+        if len(outside):
+            print(strays_line(outside))
+    else:
+        print(f"# {len(view)} of the grid's {len(cells)} cells are stored; the table {path} holds "
+              f"{len(table)} cells in all")
     return 0
 
 

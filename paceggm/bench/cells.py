@@ -39,10 +39,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from paceggm.bench.methods import check_method_params, method_spec, resolved_defaults
+from paceggm.bench.methods import MethodUnavailableError, check_method_params, method_spec, resolve, resolved_defaults
 from paceggm.bench.seeds import data_seed, method_seed, stable_hash
 
-__all__ = ["Cell", "bound_policy", "expand", "variant_label"]
+__all__ = ["Cell", "bound_policy", "check_target", "expand", "grid_id", "variant_label"]
 
 PREPROCESSINGS = ("paper", "strict")
 DEFAULT_TEST_FRACTION = 0.2
@@ -211,6 +211,65 @@ def _names(values, what: str) -> list[str]:
     return list(values)
 
 
+def grid_id(name: str, cells) -> str:
+    """The identity of a grid: ``"<recipe>@<hash of its sorted cell keys>"`` (recorded in each cell it computes).
+
+    Two command lines that ask for the same cells under one recipe name have one
+    grid identity; any other data set, method, ρ, trial, bound policy or split
+    gives another.
+    """
+    return f"{name}@{stable_hash(sorted(c.key for c in cells), length=16)}"
+
+
+#: What the harness passes every estimator (paceggm.bench.methods): a ``target`` class must accept them.
+_CONTRACT = ("rho", "bound", "bound_check", "random_state")
+
+
+def check_target(spec, where: str) -> None:
+    """Refuse a ``target`` that is not an estimator class of the harness's method contract, before it is called.
+
+    The contract (:mod:`paceggm.bench.methods`): a class, built as ``Cls(rho, bound=…,
+    bound_check=…, random_state=…, **params)`` and fitted with ``fit``. A
+    :class:`paceggm.base.PrivateEstimator` subclass meets it; any other class must
+    declare those arguments and a ``fit`` method. Anything else importable — a
+    function such as ``os:system``, a class of another kind — is refused without
+    being called. A target that cannot be imported is left to fail its cells
+    (recorded, retried once it exists).
+
+    Raises
+    ------
+    ValueError
+        One line naming the entry, the target and what it must be.
+    """
+    import inspect
+
+    from paceggm.base import PrivateEstimator
+
+    module, sep, attr = spec.target.partition(":") if isinstance(spec.target, str) else ("", "", "")
+    if not (module and sep and attr) or ":" in attr:
+        raise ValueError(f"{where}: target must look like 'module:Class', got {spec.target!r}")
+    try:
+        obj = resolve(spec)
+    except MethodUnavailableError:
+        return
+    must = (f"{where}: target {spec.target!r} is not an estimator class the harness can run (a "
+            "paceggm.base.PrivateEstimator subclass, or a class taking rho, bound=, bound_check=, "
+            "random_state= with a fit method)")
+    if not inspect.isclass(obj):
+        raise ValueError(f"{must}; it is a {type(obj).__name__}")
+    if issubclass(obj, PrivateEstimator):
+        return
+    try:
+        params = inspect.signature(obj).parameters
+    except (TypeError, ValueError):
+        params = {}
+    takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    lacking = [n for n in _CONTRACT if n not in params and not takes_all]
+    if lacking or not callable(getattr(obj, "fit", None)):
+        what = f"no argument {', '.join(lacking)}" if lacking else "no fit method"
+        raise ValueError(f"{must}; it has {what}")
+
+
 #: Cells a grid may have before a run must be confirmed (``--yes`` or ``confirm_large=true``); the
 #: largest recipe has a few thousand. A config may raise it (``max_cells=…``).
 DEFAULT_MAX_CELLS = 50_000
@@ -296,6 +355,8 @@ def expand(cfg: Mapping) -> list[Cell]:
             raise ValueError(f"method entry {name!r} has unknown fields {sorted(unknown)}")
         spec = method_spec(entry["key"], target=entry.get("target"),
                            task=entry.get("task"), measures=entry.get("measures"))
+        if entry.get("target") is not None:
+            check_target(spec, f"method.{name}")
         params = dict(entry.get("params") or {})
         grid = dict(entry.get("grid") or {})
         for p, values in grid.items():

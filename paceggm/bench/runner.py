@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from paceggm._validation import aligned_copy
-from paceggm.bench.cells import Cell, bound_policy, expand
+from paceggm.bench.cells import Cell, bound_policy, expand, grid_id
 from paceggm.bench.config import fingerprint, provenance
 from paceggm.bench.execute import CellData, failed_row, prepare_data, run_cell
 from paceggm.bench.runlog import run_log
@@ -131,6 +131,7 @@ def check_config(cfg: Mapping, *, loader: Callable | None = None) -> list[Cell]:
         raise ValueError("drop_target=true cannot reuse cells (reuse_from): they were computed on every column")
     _check_backend(cfg.get("backend") or {})
     store_for(cfg)
+    _check_reuse_from(cfg)
     cells = expand(cfg)
     if loader is None:
         resolve_loader(cfg.get("loader"))
@@ -142,6 +143,27 @@ def check_config(cfg: Mapping, *, loader: Callable | None = None) -> list[Cell]:
         if unknown:
             raise ValueError(f"unknown data set(s) {', '.join(unknown)}; valid names: {', '.join(sorted(known))}")
     return cells
+
+
+def _check_reuse_from(cfg: Mapping) -> None:
+    """Each ``reuse_from`` entry names a store of the same runs directory: ``<runs_dir>/<name>``.
+
+    A name is a plain recipe name (no path, no ``..``, no leading dot): a path could
+    reach any directory. Where ``<runs_dir>/<name>`` exists it must be a store (a
+    ``cells/`` folder or a manifest); a store not made yet has nothing to reuse and
+    is skipped (its recipe may simply not have run yet).
+    """
+    sources = cfg.get("reuse_from") or []
+    if isinstance(sources, str) or not isinstance(sources, (list, tuple)):
+        raise ValueError(f"reuse_from must be a list of recipe names, got {sources!r}")
+    for source in sources:
+        if (not isinstance(source, str) or not source or source.startswith(".")
+                or any(sep in source for sep in ("/", "\\", "\0"))):
+            raise ValueError(f"reuse_from: {source!r} is not a store name; give the names of stores in "
+                             f"runs_dir ({cfg.get('runs_dir') or 'runs'}), e.g. reuse_from=[main]")
+        folder = Path(cfg.get("runs_dir") or "runs") / source
+        if folder.exists() and not ((folder / "cells").is_dir() or (folder / "manifest.json").is_file()):
+            raise ValueError(f"reuse_from: {folder} is not a store (no cells/ and no manifest.json in it)")
 
 
 def _cores() -> int:
@@ -355,7 +377,7 @@ def _run_in_worker(cell: Cell, data: CellData, **kwargs) -> dict:
     return run_cell(cell, data, **kwargs)
 
 
-def _reuse(cfg: Mapping, store: RunStore, todo: Sequence[Cell]) -> set[str]:
+def _reuse(cfg: Mapping, store: RunStore, todo: Sequence[Cell], *, grid: str) -> set[str]:
     """Copy finished cells with the same key from the stores named in ``reuse_from``.
 
     A key fixes the computation and seeds, so a cell another recipe finished is
@@ -386,7 +408,8 @@ def _reuse(cfg: Mapping, store: RunStore, todo: Sequence[Cell]) -> set[str]:
             row = record["row"]
             if row.get("status") == "ok":
                 store.write_cell({**row, "experiment": cfg["name"]}, cell=todo_by_key[key].description(),
-                                 computed={**(record.get("computed") or {}), "reused_from": source})
+                                 computed={**(record.get("computed") or {}), "reused_from": source, "grid": grid,
+                                           "bound_check": todo_by_key[key].bound_check})
                 reused.add(key)
     return reused
 
@@ -501,11 +524,11 @@ def _sweep(cfg, cells, store, *, loader, order, overrides, show, log, t_start, n
     prov = provenance(cfg, overrides=overrides)
     summary = _open_store(cfg, cells, todo, scan, store, prov, overrides=overrides, name=name, runlog=runlog)
     if todo and cfg.get("reuse_from"):
-        reused = _reuse(cfg, store, todo)
+        reused = _reuse(cfg, store, todo, grid=grid_id(name, cells))
         summary.n_reused = len(reused)
         todo = [c for c in todo if c.key not in reused]
         logger.info("reused %d cells from %s", len(reused), list(cfg.get("reuse_from")))
-    record = _recorder(store, todo, prov["git_commit"], summary, logger)
+    record = _recorder(store, todo, {"commit": prov["git_commit"], "grid": grid_id(name, cells)}, summary, logger)
     data = _load_data(cfg, todo, loader, store, record, summary, logger, name=name)
     runnable = _dispatch_order([c for c in todo if c.dataset in data], data, order)
     if runnable:
@@ -547,13 +570,17 @@ def _open_store(cfg, cells, todo, scan, store, prov, *, overrides, name, runlog)
     return summary
 
 
-def _recorder(store, todo, commit: str, summary: SweepSummary, logger):
-    """What is done with each finished row: written to the store at once, counted and logged."""
+def _recorder(store, todo, provenance: dict, summary: SweepSummary, logger):
+    """What is done with each finished row: written to the store at once, counted and logged.
+
+    Each record says how it was computed beyond its key: the bound policy, the
+    commit and the grid identity of the run (``provenance``: commit, grid).
+    """
     cell_of = {c.key: c for c in todo}
 
     def record(row: dict) -> None:
         cell = cell_of[row["cell_key"]]
-        store.write_cell(row, cell=cell.description(), computed={"bound_check": cell.bound_check, "commit": commit})
+        store.write_cell(row, cell=cell.description(), computed={"bound_check": cell.bound_check, **provenance})
         where = f"{row['cell_key']} {row['variant']} on {row['dataset']}, rho={row['rho']:g}, trial={row['trial']}"
         if row["status"] == "ok":
             logger.info("ok     %s (%.3g s)", where, row["wall_time"])

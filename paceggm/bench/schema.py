@@ -48,6 +48,17 @@ the table has (as benchopt names its parametrised columns): ``p_solver``,
 parameter. Figures group and label variants by these columns; the variant
 label is built from them by :func:`paceggm.bench.cells.variant_label` only.
 :func:`param_columns` derives them from ``params`` when a table is collected.
+
+A collected table has two more columns before the ``p_*`` ones, read from the
+cell records (:mod:`paceggm.bench.store`): ``bound_check`` (str), the bound
+policy the cell was computed under, and ``in_grid`` (bool), whether the cell is
+one of its recipe's grid (by key). Summaries never average rows of two
+policies together, and leave rows outside the grid out, said so; the figures
+stage refuses a table that mixes policies or holds rows outside its grid. A
+table without these columns (every committed one was published before they
+existed) is read as its recipe declares: one policy, the default one
+(``auto``), and only cells of its grid — :func:`paceggm.bench.collect.publish`
+writes nothing else.
 """
 
 from __future__ import annotations
@@ -65,6 +76,9 @@ RESULT_COLUMNS = (
 
 STORED_COLUMNS = (*RESULT_COLUMNS, "params")
 PARAM_PREFIX = "p_"
+#: The bound policy a row was computed under, and whether it is a cell of its recipe's grid (see above).
+POLICY = "bound_check"
+IN_GRID = "in_grid"
 
 
 _STR = ("experiment", "cell_key", "dataset", "preprocessing", "method", "variant", "status", "error", "params")

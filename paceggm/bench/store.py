@@ -23,9 +23,20 @@ One process writes a store at a time: :meth:`RunStore.lock` takes an exclusive
 ``flock`` on ``.lock`` (released by the kernel if the process dies), so a second
 sweep on the same store is refused at once instead of computing every cell twice
 and racing on the manifest. Holding the lock also makes it safe to delete the
-temporary files an earlier, killed writer left behind. The cells are the
+temporary files an earlier, killed writer left behind. A store this process
+may not write (a read-only mount, no permission) is opened without a lock, its
+lock file neither created nor written: the commands that only read (summary,
+collect without writing, the figures stage) read it as it is. The cells are the
 store's truth: a damaged manifest is rebuilt from them (every input that changes
-a result is in a cell's key), losing only the run history.
+a result is in a cell's key), losing only the run history; a missing one is
+created afresh only if the stored cells agree with the new run (see :meth:`RunStore.open`).
+
+Besides its key, a cell record says under which bound policy it was computed
+(``computed["bound_check"]``) and for which grid (``computed["grid"]``,
+``"<recipe>@<hash of the grid's cell keys>"``, see :func:`paceggm.bench.cells.grid_id`).
+Whether a stored cell belongs to a recipe's grid is decided by its key
+(:func:`paceggm.bench.collect.collect`), so a cell planted with a valid checksum
+but outside the grid is reported as such, never counted in it.
 """
 
 from __future__ import annotations
@@ -104,6 +115,8 @@ QUARANTINE = "quarantine"
 
 
 TMP_SUFFIX = ".tmp"
+# errors that say "this process may not write here", not that something is broken
+_NOT_WRITABLE = (errno.EACCES, errno.EPERM, errno.EROFS)
 
 
 def _atomic_write_text(path: Path, text: str) -> None:
@@ -130,6 +143,8 @@ class RunStore:
 
     def __init__(self, root, *, validate_row=None) -> None:
         self.root = Path(root)
+        # False while lock() holds a store this process may not write (a read-only mount, no permission)
+        self.writable = True
         # validate_row(row) raises ValueError for a row its reader cannot use (the harness: schema.check_row)
         self.validate_row = validate_row
         self.cells_dir = self.root / "cells"
@@ -146,19 +161,24 @@ class RunStore:
     def lock(self):
         """Hold the store's exclusive write lock; :class:`StoreBusyError` if another process has it.
 
-        A store whose directory this process may not write is opened without a
-        lock: nothing can be written through it anyway (a run with work to do
-        fails on its first write, with the path), and reading it is safe.
+        A store whose directory this process may not write (no permission, a
+        read-only mount) is opened without a lock and with ``writable`` false:
+        nothing can be written through it anyway (a run with work to do fails on
+        its first write, with the path), and reading it is safe.
         """
         if self.root.exists() and not self.root.is_dir():
             raise NotADirectoryError(errno.ENOTDIR, "the store path exists and is not a directory", str(self.root))
         try:
             self.root.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        except PermissionError:
-            if not self.root.is_dir():
+        except OSError as exc:
+            if exc.errno not in _NOT_WRITABLE or not self.root.is_dir():
                 raise
-            yield self
+            self.writable = False
+            try:
+                yield self
+            finally:
+                self.writable = True
             return
         try:
             try:
@@ -236,9 +256,9 @@ class RunStore:
         ------
         IncompatibleRunError
             The store was created with another fingerprint (base seed,
-            preprocessing, bound policy, …), or its manifest is damaged and its
-            cells disagree with ``fingerprint``: its cells and the new ones
-            would not be comparable.
+            preprocessing, bound policy, …), or its manifest is damaged or
+            missing and its cells disagree with ``fingerprint``: its cells and
+            the new ones would not be comparable.
         """
         try:
             manifest = self.read_manifest()
@@ -252,6 +272,14 @@ class RunStore:
             manifest = self._rebuild_manifest(fingerprint, str(exc))
             record = True
         if manifest is None:
+            # a deleted manifest must not let a run add cells of another configuration beside the stored ones
+            differs = disagreement() if disagreement is not None else None
+            if differs:
+                raise IncompatibleRunError(
+                    f"{self.root} has no {self.manifest_path.name}, and its cells were computed with another "
+                    f"configuration than this run's ({differs}): refusing to add incomparable cells beside them. "
+                    "Rerun with the cells' settings, prune those cells (paceggm-bench prune), "
+                    "or use another runs_dir=…") from None
             manifest = {"store_schema": STORE_SCHEMA, "fingerprint": fingerprint, "runs": []}
             record = True
         else:

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from paceggm.bench.cells import variant_label
-from paceggm.bench.schema import PARAM_PREFIX
+from paceggm.bench.schema import IN_GRID, PARAM_PREFIX, POLICY
 from paceggm.bench.variants import row_params
 
 KEYS = ["dataset", "variant", "rho"]
@@ -48,23 +48,52 @@ def distinct_variants(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def policies(table: pd.DataFrame) -> list[str]:
+    """The bound policies of a table's rows (column ``bound_check``; none for a table without it)."""
+    if POLICY not in table.columns:
+        return []
+    return sorted({str(p) for p in table[POLICY].dropna()})
+
+
+def strays(table: pd.DataFrame, keys=None) -> pd.DataFrame:
+    """The rows outside the grid: keys not in ``keys`` when given, else ``in_grid`` false."""
+    if keys is not None:
+        return table[~table["cell_key"].isin(set(keys))]
+    if IN_GRID not in table.columns:
+        return table.iloc[:0]
+    return table[table[IN_GRID].eq(False).fillna(False).astype(bool)]
+
+
+def strays_line(rows: pd.DataFrame) -> str:
+    """One line saying how many rows outside the grid were left out, by bound policy ("" if none)."""
+    if not len(rows):
+        return ""
+    by = (rows[POLICY].fillna("unknown").astype(str).value_counts().sort_index()
+          if POLICY in rows.columns else pd.Series({"unknown": len(rows)}))
+    return (f"# not summarized: {len(rows)} stored cells outside the recipe's grid "
+            f"({', '.join(f'bound policy {k}: {n}' for k, n in by.items())}); paceggm-bench show lists its grid")
+
+
 def summarize(table: pd.DataFrame) -> pd.DataFrame:
     """Mean of each metric over the ``ok`` trials of every (data set, variant, ρ).
 
     Columns: the keys, ``trials`` (ok trials averaged), ``failed`` (failed
     cells), then the metrics that have at least one value. Variants are told
-    apart by their parameters (:func:`distinct_variants`).
+    apart by their parameters (:func:`distinct_variants`). Rows computed under
+    different bound policies are never averaged together: when the table holds
+    more than one (column ``bound_check``), it is a key too.
     """
     missing = [c for c in KEYS + ["status", "trial"] if c not in table.columns]
     if missing:
         raise ValueError(f"not a results table: missing columns {missing}")
+    keys = KEYS + [POLICY] if len(policies(table)) > 1 else KEYS
     table = distinct_variants(table)
     ok = table[table["status"] == "ok"]
     metrics = [m for m in METRICS if m in ok.columns and ok[m].notna().any()]
-    out = pd.DataFrame({"trials": ok.groupby(KEYS)["trial"].nunique()})
+    out = pd.DataFrame({"trials": ok.groupby(keys)["trial"].nunique()})
     for m in metrics:
-        out[m] = trial_stats(ok, m)["mean"]
-    failed = table[table["status"] != "ok"].groupby(KEYS).size()
+        out[m] = trial_stats(ok, m, by=keys)["mean"]
+    failed = table[table["status"] != "ok"].groupby(keys).size()
     out = out.join(failed.rename("failed"), how="outer")
     out["trials"] = out["trials"].fillna(0).astype(int)
     out["failed"] = out["failed"].fillna(0).astype(int)

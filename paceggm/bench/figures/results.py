@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from paceggm.bench.cells import bound_policy, variant_label
-from paceggm.bench.schema import RESULT_COLUMNS, guarantee_holds
+from paceggm.bench.schema import IN_GRID, POLICY, RESULT_COLUMNS, guarantee_holds
 from paceggm.bench.variants import row_params
 
 _NUMERIC = ("n", "d", "rho", "trial", "mahalanobis", "frobenius", "mse",
@@ -44,6 +44,7 @@ def validate_results(df: pd.DataFrame, *, source: str = "results table") -> pd.D
     missing = [c for c in RESULT_COLUMNS if c not in df.columns]
     if missing:
         raise ResultsError(f"{source}: missing columns {missing} (see paceggm.bench.schema)")
+    _check_one_grid(df, source)
     out = df.copy()
     for col in _NUMERIC:
         try:
@@ -65,6 +66,29 @@ def validate_results(df: pd.DataFrame, *, source: str = "results table") -> pd.D
               .drop(columns="_ok")
               .sort_index())
     return canonical_variants(out.reset_index(drop=True))
+
+
+def _check_one_grid(df: pd.DataFrame, source: str) -> None:
+    """Refuse a table whose rows a figure would average across bound policies or beyond its recipe's grid.
+
+    A table without the ``bound_check`` / ``in_grid`` columns (every committed
+    one) is what its recipe declares: one policy, its grid alone
+    (:mod:`paceggm.bench.schema`).
+    """
+    fix = ("draw the recipe's grid alone: paceggm-bench collect --publish DIR experiment=<recipe>, "
+           "then --runs DIR")
+    if IN_GRID in df.columns:
+        outside = int(df[IN_GRID].eq(False).fillna(False).astype(bool).sum())
+        if outside:
+            raise ResultsError(f"{source}: {outside} rows are cells outside the recipe's grid (in_grid false), "
+                               f"which a figure would average with its cells; {fix}")
+    if POLICY in df.columns:
+        found = sorted({str(p) for p in df[POLICY].dropna()})
+        if len(found) > 1:
+            counts = df[POLICY].astype(str).value_counts()
+            raise ResultsError(f"{source}: rows of {len(found)} bound policies "
+                               f"({', '.join(f'{p}: {counts[p]}' for p in found)}), which a figure would "
+                               f"average together; {fix}")
 
 
 def _with_guarantee_columns(df: pd.DataFrame) -> pd.DataFrame:
