@@ -37,7 +37,6 @@ from paceggm._validation import (
     check_bound,
     check_data,
     check_open_fraction,
-    check_random_state,
     check_rho,
     enforce_bound,
 )
@@ -45,6 +44,7 @@ from paceggm.exceptions import BudgetExceededError, PrivacyBudgetWarning
 from paceggm.privacy import ZCDPLedger, approx_dp_to_zcdp, gaussian_mechanism, mean_sensitivity
 from paceggm.privacy.accountant import check_accountant
 from paceggm.privacy.ledger import _float_at_most
+from paceggm.privacy.mechanisms import DEFAULT_NOISE, noise_source
 
 # Eigenvalue floor of the scored covariance, relative to the largest eigenvalue (see ``score``).
 SCORE_FLOOR = 1e-6
@@ -53,10 +53,24 @@ SCORE_FLOOR = 1e-6
 class PrivateEstimator(BaseEstimator):
     """Base class: the privacy budget, its accounting across fits, and input checks.
 
-    Subclasses store ``rho``, ``epsilon``, ``delta`` and ``accountant`` as
-    parameters and call :meth:`_budget` (after validating everything else),
-    :meth:`_pay` (right before the first mechanism) and :meth:`_record_spent`.
+    Subclasses store ``rho``, ``epsilon``, ``delta``, ``accountant``,
+    ``noise`` and ``random_state`` as parameters and call :meth:`_budget`
+    (after validating everything else), :meth:`_noise_rng`, :meth:`_pay`
+    (right before the first mechanism) and :meth:`_record_spent`.
+
+    ``noise`` is ``"fast"`` (doubles from a NumPy Generator, the default) or
+    ``"exact"`` (exact integer noise, :mod:`paceggm.privacy.exact`; with
+    ``random_state=None`` its bits come from :mod:`secrets`: a real release);
+    every mechanism of the fit gets ``noise=self.noise`` and the ``rng`` of
+    :meth:`_noise_rng`. Both cost exactly the same ρ.
     """
+
+    # An estimator without the parameter draws fast noise; every estimator of the library declares it.
+    noise = DEFAULT_NOISE
+
+    def _noise_rng(self):
+        """The ``rng`` the fit's mechanisms draw from (None: :mod:`secrets`); refuses a bad ``noise`` in one line."""
+        return noise_source(self.random_state, self.noise)
 
     def _budget(self) -> float:
         """The ρ of one fit, from ``rho`` or from ``(epsilon, delta)``."""
@@ -186,7 +200,7 @@ class PrivateCovarianceEstimator(PrivateEstimator):
         if not isinstance(self.assume_centered, (bool, np.bool_)):
             raise TypeError(f"assume_centered must be a bool, got {self.assume_centered!r}")
         mean_fraction = None if self.assume_centered else check_open_fraction(self.mean_fraction, "mean_fraction")
-        rng = check_random_state(self.random_state)
+        rng = self._noise_rng()
         self._check_scales(*X.shape, rho=rho, bound=float(self.bound) * (1.0 if self.assume_centered else 2.0))
         self._pay(rho)  # the last step before the first mechanism: bad input above spends nothing
         bound = float(self.bound)
@@ -194,7 +208,7 @@ class PrivateCovarianceEstimator(PrivateEstimator):
         if self.assume_centered:
             location = np.zeros(X.shape[1])
         else:
-            location = _private_mean(X, rho=mean_fraction * rho, bound=bound, ledger=ledger, rng=rng)
+            location = _private_mean(X, rho=mean_fraction * rho, bound=bound, ledger=ledger, rng=rng, noise=self.noise)
             X = X - location
             bound = 2.0 * bound
         # The covariance step gets what is left (all of rho when nothing was spent on the mean).
@@ -319,10 +333,12 @@ def _model_selection_caller() -> str | None:
     return found
 
 
-def _private_mean(X: np.ndarray, *, rho: float, bound: float, ledger: ZCDPLedger, rng: np.random.Generator):
+def _private_mean(X: np.ndarray, *, rho: float, bound: float, ledger: ZCDPLedger, rng: np.random.Generator | None,
+                  noise: str = DEFAULT_NOISE):
     """The mean of ``X`` released by the Gaussian mechanism at cost ``rho``, clipped to ``[-bound, bound]``."""
     n, d = X.shape
     ledger.charge(rho, "mean (centring)")
-    noisy, _ = gaussian_mechanism(X.mean(axis=0), rho=rho, sensitivity=mean_sensitivity(n=n, d=d, bound=bound), rng=rng)
+    noisy, _ = gaussian_mechanism(X.mean(axis=0), rho=rho, sensitivity=mean_sensitivity(n=n, d=d, bound=bound), rng=rng,
+                                  noise=noise)
     # Clipping is post-processing; it keeps |x − m̃| ≤ 2B for the covariance step.
     return np.clip(np.atleast_1d(noisy), -bound, bound)

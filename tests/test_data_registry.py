@@ -99,3 +99,74 @@ def test_openml_only_data_sets_fail_clearly_offline(name, monkeypatch, tmp_path)
     monkeypatch.setenv("OPENML_CACHE_DIR", str(tmp_path / "cache"))
     with pytest.raises(DatasetUnavailableError, match=r"openml\.org/d/\d+.*datasets/README\.md"):
         load_dataset(name, data_dir=tmp_path)
+
+
+# ---------------------------------------------------------------- OpenML-only content
+
+#: OpenML-only data sets whose content hash is not recorded yet: no copy could be loaded where the registry
+#: was written (no network). This list may only shrink: every other data set records ``check.sha256``.
+NOT_YET_HASHED = {"indian_pines", "madeline"}
+
+
+def test_every_data_set_records_a_content_hash_but_the_listed_openml_only_ones():
+    unhashed = {name for name in list_datasets() if get_config(name).check.get("sha256") is None}
+    assert unhashed == NOT_YET_HASHED
+    for name in NOT_YET_HASHED:
+        assert get_config(name).raw is None and get_config(name).openml is not None, name
+
+
+class _Served:
+    """What the openml client returns for a data set: ``get_data`` gives its table."""
+
+    def __init__(self, frame):
+        self.frame = frame
+
+    def get_data(self, dataset_format="dataframe", **kwargs):
+        return self.frame, None, [False] * self.frame.shape[1], list(self.frame.columns)
+
+
+def _openml_only_registry(tmp_path, frame, monkeypatch, *, sha256: str | None):
+    """A registry holding one OpenML-only data set ``tiny`` (its check block as recorded) and a client serving ``frame``."""
+    import openml
+
+    entry = {"name": "tiny", "openml": {"id": 999999, "columns": "same"}, "raw": None,
+             "columns": {"keep": "numeric", "drop": ["class"]}, "target": None,
+             "check": {"rows": 6, "source_columns": 4, "columns": ["a", "b", "c"],
+                       **({"sha256": sha256} if sha256 else {})}}
+    (tmp_path / "conf" / "dataset").mkdir(parents=True)
+    from omegaconf import OmegaConf
+
+    OmegaConf.save(OmegaConf.create(entry), tmp_path / "conf" / "dataset" / "tiny.yaml")
+    monkeypatch.setenv("PACEGGM_CONF_DIR", str(tmp_path / "conf"))
+    monkeypatch.delenv("PACEGGM_OFFLINE", raising=False)
+    monkeypatch.setattr(openml.datasets, "get_dataset", lambda *a, **k: _Served(frame))
+
+
+def _tiny_frame():
+    import pandas as pd
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame(rng.normal(size=(6, 3)), columns=["a", "b", "c"])
+    frame["class"] = pd.Categorical(["x", "y"] * 3)
+    return frame
+
+
+def test_an_openml_only_copy_is_checked_against_its_content_hash(tmp_path, monkeypatch):
+    from paceggm.bench.data.checks import table_digest
+    from paceggm.bench.data.dataset import load_table
+    from paceggm.bench.data.sources import DatasetFileError
+
+    frame = _tiny_frame()
+    digest = table_digest(frame[["a", "b", "c"]])
+    _openml_only_registry(tmp_path, frame, monkeypatch, sha256=digest)
+    _, kept, source = load_table("tiny", tmp_path)
+    assert source.startswith("openml:999999") and list(kept.columns) == ["a", "b", "c"]
+    edited = frame.copy()
+    edited.iloc[4, 1] += 1e-12  # same shape, one value in its last digits
+    import openml
+
+    monkeypatch.setattr(openml.datasets, "get_dataset", lambda *a, **k: _Served(edited))
+    with pytest.raises(DatasetFileError, match=r"\(OpenML 999999\): the content of tiny's kept columns differs "
+                                               r"from the registry's \(SHA-256 [0-9a-f]{12}…, registry "
+                                               + digest[:12]):
+        load_table("tiny", tmp_path)
