@@ -12,6 +12,7 @@ import numpy as np
 
 from paceggm.base import PrivateCovarianceEstimator
 from paceggm.privacy import ZCDPLedger, gaussian_mechanism
+from paceggm.privacy.mechanisms import DEFAULT_NOISE
 
 
 def _upper_triangle(d: int) -> tuple[np.ndarray, np.ndarray]:
@@ -28,17 +29,19 @@ def _small_upper_triangle(d: int) -> tuple[np.ndarray, np.ndarray]:
     return rows, cols
 
 
-def release_symmetric(matrix: np.ndarray, *, rho: float, sensitivity: float, rng: np.random.Generator):
+def release_symmetric(matrix: np.ndarray, *, rho: float, sensitivity: float, rng: np.random.Generator | None,
+                      noise: str = DEFAULT_NOISE):
     """Gaussian mechanism on the ``d(d+1)/2`` distinct entries of a symmetric matrix.
 
     iid noise on the upper triangle (diagonal included), mirrored to the lower
     one. ``sensitivity`` must be the ℓ2 sensitivity of that vector of distinct
     entries (a Frobenius-norm sensitivity of the whole matrix is a valid,
-    larger, choice). Returns the noisy symmetric matrix and the noise scale.
+    larger, choice). ``noise`` as in :func:`paceggm.privacy.gaussian_mechanism`.
+    Returns the noisy symmetric matrix and the noise scale.
     """
     d = matrix.shape[0]
     upper = _upper_triangle(d)
-    noisy_entries, sigma = gaussian_mechanism(matrix[upper], rho=rho, sensitivity=sensitivity, rng=rng)
+    noisy_entries, sigma = gaussian_mechanism(matrix[upper], rho=rho, sensitivity=sensitivity, rng=rng, noise=noise)
     out = np.empty((d, d))
     out[upper] = noisy_entries
     out[(upper[1], upper[0])] = noisy_entries
@@ -81,13 +84,17 @@ class CovarianceBaseline(PrivateCovarianceEstimator):
         ``True`` (default): estimate ``XᵀX/n``; ``False``: centre on a private
         mean bought with ``mean_fraction · rho`` first.
     mean_fraction : float in (0, 1)
+    noise : {"fast", "exact"}
+        ``"fast"`` (default): Gaussian noise in doubles. ``"exact"``: exact
+        discrete noise (:mod:`paceggm.privacy.exact`) at the same cost; with
+        ``random_state=None``, the setting for a real release.
     random_state : None, int, SeedSequence or numpy.random.Generator
         ``None`` for a real release; a fixed seed makes the noise predictable.
     """
 
     def __init__(self, rho: float | None = None, *, epsilon: float | None = None, delta: float | None = None,
                  accountant=None, bound: float = 1.0, bound_check: str = "raise", assume_centered: bool = True,
-                 mean_fraction: float = 0.1, random_state=None) -> None:
+                 mean_fraction: float = 0.1, noise: str = DEFAULT_NOISE, random_state=None) -> None:
         self.rho = rho
         self.epsilon = epsilon
         self.delta = delta
@@ -96,6 +103,7 @@ class CovarianceBaseline(PrivateCovarianceEstimator):
         self.bound_check = bound_check
         self.assume_centered = assume_centered
         self.mean_fraction = mean_fraction
+        self.noise = noise
         self.random_state = random_state
 
     def _estimate(self, X, *, rho, bound, rng):

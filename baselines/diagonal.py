@@ -22,6 +22,7 @@ class DiagonalOnly(CovarianceBaseline):
     rho : float
     bound : float
     bound_check : {"raise", "clip", "waive"}
+    noise : {"fast", "exact"}
     random_state : None, int, SeedSequence or Generator
 
     Attributes
@@ -51,6 +52,7 @@ class DiagonalOnly(CovarianceBaseline):
         for j in range(d):
             rho_j = ledger.budget / d if j < d - 1 else ledger.remaining
             ledger.charge(rho_j, "release: one variance")
-            noisy[j], sigmas[j] = gaussian_mechanism(variances[j], rho=rho_j, sensitivity=delta, rng=rng)
+            noisy[j], sigmas[j] = gaussian_mechanism(variances[j], rho=rho_j, sensitivity=delta, rng=rng,
+                                                         noise=self.noise)
         self.sigmas_ = sigmas
         return np.diag(np.maximum(noisy, 0.0))

@@ -30,6 +30,7 @@ from paceggm.privacy import (
     sparse_vector,
     trace_sensitivity,
 )
+from paceggm.privacy.mechanisms import DEFAULT_NOISE
 
 from ._common import CovarianceBaseline, clip_eigenvalues, release_symmetric
 
@@ -41,18 +42,18 @@ _MAX_LEVELS_BELOW_ONE = 79
 # --- the two estimators, on rows with ‖z‖ ≤ radius -----------------------------------
 
 
-def gauss_cov(Z, *, radius: float, rho: float, ledger: ZCDPLedger, rng) -> np.ndarray:
+def gauss_cov(Z, *, radius: float, rho: float, ledger: ZCDPLedger, rng, noise: str = DEFAULT_NOISE) -> np.ndarray:
     """GaussCov: Gaussian mechanism on the distinct entries, eigenvalues clipped to ``[0, r²]``."""
     n, d = Z.shape
     ledger.charge(rho, "gausscov: distinct entries of the covariance")
     noisy, _ = release_symmetric(
-        Z.T @ Z / n, rho=rho, rng=rng,
+        Z.T @ Z / n, rho=rho, rng=rng, noise=noise,
         sensitivity=distinct_entries_sensitivity(n=n, d=d, bound=radius, norm="l2"),
     )
     return clip_eigenvalues(noisy, 0.0, radius**2)
 
 
-def separate_cov(Z, *, radius: float, rho: float, ledger: ZCDPLedger, rng) -> np.ndarray:
+def separate_cov(Z, *, radius: float, rho: float, ledger: ZCDPLedger, rng, noise: str = DEFAULT_NOISE) -> np.ndarray:
     """SeparateCov: eigenvectors of a GaussCov release (ρ/2), noisy true eigenvalues (the rest).
 
     The eigenvalues are clipped to ``[0, r²]`` and recombined as
@@ -63,7 +64,7 @@ def separate_cov(Z, *, radius: float, rho: float, ledger: ZCDPLedger, rng) -> np
     half = 0.5 * rho
     ledger.charge(half, "separatecov: distinct entries for the eigenvectors")
     noisy, _ = release_symmetric(
-        sigma_z, rho=half, rng=rng,
+        sigma_z, rho=half, rng=rng, noise=noise,
         sensitivity=distinct_entries_sensitivity(n=n, d=d, bound=radius, norm="l2"),
     )
     # ref: the reference code takes U from an SVD of the indefinite noisy matrix and
@@ -73,7 +74,8 @@ def separate_cov(Z, *, radius: float, rho: float, ledger: ZCDPLedger, rng) -> np
     # ρ/2 is exact in binary floating point, so the two halves add to exactly ρ.
     ledger.charge(half, "separatecov: eigenvalues")
     noisy_values, _ = gaussian_mechanism(
-        values, rho=half, rng=rng, sensitivity=eigenvalue_sensitivity(n=n, d=d, bound=radius, norm="l2")
+        values, rho=half, rng=rng, noise=noise,
+        sensitivity=eigenvalue_sensitivity(n=n, d=d, bound=radius, norm="l2"),
     )
     noisy_values = np.clip(noisy_values, 0.0, radius**2)
     out = (vectors * noisy_values) @ vectors.T
@@ -145,6 +147,9 @@ class GaussCov(_UnitBallBaseline):
     bound : float
         Coordinate bound ``B``.
     bound_check : {"raise", "clip", "waive"}
+    noise : {"fast", "exact"}
+        ``"exact"`` (with ``random_state=None``) for a real release: exact discrete noise
+        (:mod:`paceggm.privacy.exact`) at the same cost.
     random_state : None, int, SeedSequence or Generator
 
     Attributes
@@ -162,7 +167,7 @@ class GaussCov(_UnitBallBaseline):
     """
 
     def _estimate_unit(self, Z, ledger, rng, *, scale):
-        return gauss_cov(Z, radius=1.0, rho=ledger.remaining, ledger=ledger, rng=rng)
+        return gauss_cov(Z, radius=1.0, rho=ledger.remaining, ledger=ledger, rng=rng, noise=self.noise)
 
 
 class SeparateCov(_UnitBallBaseline):
@@ -176,7 +181,7 @@ class SeparateCov(_UnitBallBaseline):
     """
 
     def _estimate_unit(self, Z, ledger, rng, *, scale):
-        return separate_cov(Z, radius=1.0, rho=ledger.remaining, ledger=ledger, rng=rng)
+        return separate_cov(Z, radius=1.0, rho=ledger.remaining, ledger=ledger, rng=rng, noise=self.noise)
 
 
 class AdaptiveCov(_UnitBallBaseline):
@@ -210,6 +215,9 @@ class AdaptiveCov(_UnitBallBaseline):
     bound : float
         Coordinate bound ``B``.
     bound_check : {"raise", "clip", "waive"}
+    noise : {"fast", "exact"}
+        ``"exact"`` (with ``random_state=None``) for a real release: exact discrete noise
+        (:mod:`paceggm.privacy.exact`) at the same cost.
     random_state : None, int, SeedSequence or Generator
 
     Attributes
@@ -239,11 +247,11 @@ class AdaptiveCov(_UnitBallBaseline):
     def __init__(
         self, rho: float | None = None, *, epsilon: float | None = None, delta: float | None = None,
         accountant=None, failure_prob: float = 0.1, bound: float = 1.0, bound_check: str = "raise",
-        assume_centered: bool = True, mean_fraction: float = 0.1, random_state=None,
+        assume_centered: bool = True, mean_fraction: float = 0.1, noise: str = DEFAULT_NOISE, random_state=None,
     ) -> None:
         super().__init__(rho, epsilon=epsilon, delta=delta, accountant=accountant, bound=bound,
                          bound_check=bound_check, assume_centered=assume_centered,
-                         mean_fraction=mean_fraction, random_state=random_state)
+                         mean_fraction=mean_fraction, noise=noise, random_state=random_state)
         self.failure_prob = failure_prob
 
     def _check_params(self) -> None:
@@ -257,7 +265,7 @@ class AdaptiveCov(_UnitBallBaseline):
         # 1. noisy upper bound on the trace
         ledger.charge(rho / 8, "adaptivecov: trace")
         trace, sigma = gaussian_mechanism(
-            np.einsum("ij,ij->", Z, Z) / n, rho=rho / 8, rng=rng,
+            np.einsum("ij,ij->", Z, Z) / n, rho=rho / 8, rng=rng, noise=self.noise,
             sensitivity=trace_sensitivity(n=n, d=d, bound=r, norm="l2"),
         )
         # ref: the reference clips t̃ at r, the paper's trace bound is r²; equal here (r = 1).
@@ -288,7 +296,7 @@ class AdaptiveCov(_UnitBallBaseline):
         noise = np.minimum(4.0**k * gauss_quadratic, 2.0**k * sep_linear + 4.0**k * sep_quadratic)
         queries = n * (bias - noise) / r**2
         ledger.charge(rho / 8, "adaptivecov: sparse vector over clipping radii")
-        j = sparse_vector(queries, threshold=0.0, rho=rho / 8, sensitivity=1.0, rng=rng)
+        j = sparse_vector(queries, threshold=0.0, rho=rho / 8, sensitivity=1.0, rng=rng, noise=self.noise)
         k_tilde = -j
         radius = min(2.0 ** (k_tilde + 1), r)
         too_long = norms > radius
@@ -303,4 +311,4 @@ class AdaptiveCov(_UnitBallBaseline):
         self.level_index_ = int(j)
         self.radius_ = radius * scale
         final = gauss_cov if self.branch_ == "gauss" else separate_cov
-        return final(Z, radius=radius, rho=ledger.remaining, ledger=ledger, rng=rng)
+        return final(Z, radius=radius, rho=ledger.remaining, ledger=ledger, rng=rng, noise=self.noise)

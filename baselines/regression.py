@@ -43,7 +43,7 @@ import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.exceptions import DataConversionWarning
 
-from paceggm._validation import check_data, check_open_fraction, check_random_state, enforce_bound
+from paceggm._validation import check_data, check_open_fraction, enforce_bound
 from paceggm.base import PrivateEstimator
 from paceggm.estimator import PACEGGM, _check_forced_fraction
 from paceggm.estimator import _check_params as _check_paceggm_params
@@ -56,13 +56,15 @@ from paceggm.privacy import (
     gaussian_sigma,
     spectral_sensitivity,
 )
+from paceggm.privacy.mechanisms import DEFAULT_NOISE
 from paceggm.reconstruction import DEFAULT_SOLVER
 
 from ._common import release_symmetric
 
 
 def private_ridge(sigma_xx: np.ndarray, *, n: int, bound: float, rho: float, failure_prob: float,
-                  ledger: ZCDPLedger, rng: np.random.Generator) -> tuple[float, float]:
+                  ledger: ZCDPLedger, rng: np.random.Generator | None,
+                  noise: str = DEFAULT_NOISE) -> tuple[float, float]:
     """AdaSSP's data-adaptive ridge (in units of ``Σ_xx``), charging ``rho`` to ``ledger``.
 
     Spends ``rho`` on ``λ_min(Σ_xx)``; the ridge is calibrated to the noise AdaSSP
@@ -73,7 +75,7 @@ def private_ridge(sigma_xx: np.ndarray, *, n: int, bound: float, rho: float, fai
     radius = math.sqrt(d) * bound
     ledger.charge(rho, "ridge: smallest eigenvalue")
     noisy_min, sigma_min = gaussian_mechanism(
-        float(np.linalg.eigvalsh(sigma_xx)[0]), rho=rho, rng=rng,
+        float(np.linalg.eigvalsh(sigma_xx)[0]), rho=rho, rng=rng, noise=noise,
         sensitivity=spectral_sensitivity(n=n, d=d, bound=radius, norm="l2"),
     )
     lam_min = max(noisy_min - sigma_min * math.sqrt(2.0 * math.log(2.0 / failure_prob)), 0.0)
@@ -143,7 +145,7 @@ class _PrivateLinearRegression(RegressorMixin, PrivateEstimator):
         if self.bound_check != "waive":  # waived once for X already (one warning)
             y_col = enforce_bound(y_col, float(self.bound), self.bound_check, name="y")
         Z = np.column_stack([X, y_col])
-        rng = check_random_state(self.random_state)
+        rng = self._noise_rng()
         self._pay(rho)
         ledger = ZCDPLedger(rho)
         self.coef_ = np.asarray(self._fit(Z, ledger, rng), dtype=float)
@@ -185,6 +187,9 @@ class AdaSSP(_PrivateLinearRegression):
     failure_prob : float
         Failure probability ``p`` of the ridge's tail bounds (Wang's ``ρ``).
     bound_check : {"raise", "clip", "waive"}
+    noise : {"fast", "exact"}
+        ``"exact"`` (with ``random_state=None``) for a real release: exact discrete noise
+        (:mod:`paceggm.privacy.exact`) at the same cost.
     random_state : None, int, SeedSequence or Generator
         ``None`` for a real release; a fixed seed makes the noise predictable.
 
@@ -220,7 +225,7 @@ class AdaSSP(_PrivateLinearRegression):
 
     def __init__(self, rho: float | None = None, *, epsilon: float | None = None, delta: float | None = None,
                  accountant=None, bound: float = 1.0, failure_prob: float = 0.05,
-                 bound_check: str = "raise", random_state=None) -> None:
+                 bound_check: str = "raise", noise: str = DEFAULT_NOISE, random_state=None) -> None:
         self.rho = rho
         self.epsilon = epsilon
         self.delta = delta
@@ -228,6 +233,7 @@ class AdaSSP(_PrivateLinearRegression):
         self.bound = bound
         self.failure_prob = failure_prob
         self.bound_check = bound_check
+        self.noise = noise
         self.random_state = random_state
 
     def _fit(self, Z, ledger, rng):
@@ -236,18 +242,19 @@ class AdaSSP(_PrivateLinearRegression):
         sigma_xx, sigma_xy = X.T @ X / n, X.T @ y / n
         third = ledger.budget / 3
         self.ridge_, self.lambda_min_ = private_ridge(
-            sigma_xx, n=n, bound=self.bound, rho=third, failure_prob=self.failure_prob, ledger=ledger, rng=rng
+            sigma_xx, n=n, bound=self.bound, rho=third, failure_prob=self.failure_prob, ledger=ledger, rng=rng,
+            noise=self.noise,
         )
         radius = math.sqrt(d) * self.bound
         ledger.charge(third, "release: X'X/n")
         noisy_xx, _ = release_symmetric(
-            sigma_xx, rho=third, rng=rng,
+            sigma_xx, rho=third, rng=rng, noise=self.noise,
             sensitivity=distinct_entries_sensitivity(n=n, d=d, bound=radius, norm="l2"),
         )
         rest = ledger.remaining
         ledger.charge(rest, "release: X'y/n")
         noisy_xy, _ = gaussian_mechanism(
-            sigma_xy, rho=rest, rng=rng,
+            sigma_xy, rho=rest, rng=rng, noise=self.noise,
             sensitivity=cross_moment_sensitivity(n=n, bound_x=radius, bound_y=self.bound),
         )
         self.noisy_xx_, self.noisy_xy_ = noisy_xx, np.atleast_1d(noisy_xy)
@@ -287,6 +294,8 @@ class PACEGGMRegression(_PrivateLinearRegression):
     target_fraction : float in (0, 1), default=0.5
         Their share of PACE-GGM's budget (``alpha + target_fraction < 1``); ignored unless
         ``measure_target_first``.
+    noise : {"fast", "exact"}
+        As in :class:`AdaSSP` (also passed to :class:`paceggm.PACEGGM`).
     random_state : None, int, SeedSequence or Generator
 
     Attributes
@@ -304,7 +313,7 @@ class PACEGGMRegression(_PrivateLinearRegression):
                  max_rounds: int | None = None, solver: str = DEFAULT_SOLVER, use_components: bool = True,
                  solver_options: dict | None = None, failure_prob: float = 0.05,
                  bound_check: str = "raise", measure_target_first: bool = False, target_fraction: float = 0.5,
-                 random_state=None) -> None:
+                 noise: str = DEFAULT_NOISE, random_state=None) -> None:
         self.rho = rho
         self.epsilon = epsilon
         self.delta = delta
@@ -320,6 +329,7 @@ class PACEGGMRegression(_PrivateLinearRegression):
         self.bound_check = bound_check
         self.measure_target_first = measure_target_first
         self.target_fraction = target_fraction
+        self.noise = noise
         self.random_state = random_state
 
     def _check_params(self) -> None:
@@ -327,6 +337,7 @@ class PACEGGMRegression(_PrivateLinearRegression):
         _check_paceggm_params(
             bound=self.bound, alpha=self.alpha, beta=self.beta, max_rounds=self.max_rounds,
             solver=self.solver, use_components=self.use_components, solver_options=self.solver_options,
+            noise=self.noise,
         )
         if not isinstance(self.measure_target_first, (bool, np.bool_)):
             raise TypeError(f"measure_target_first must be a bool, got {self.measure_target_first!r}")
@@ -338,7 +349,7 @@ class PACEGGMRegression(_PrivateLinearRegression):
         X = Z[:, :d]
         self.ridge_, self.lambda_min_ = private_ridge(
             X.T @ X / n, n=n, bound=self.bound, rho=ledger.budget / 3, failure_prob=self.failure_prob,
-            ledger=ledger, rng=rng,
+            ledger=ledger, rng=rng, noise=self.noise,
         )
         # Z already passed (or, waived, skipped) the bound check: PACE-GGM must not clip
         # it again, nor warn a second time about a waiver this fit has warned about.
@@ -352,7 +363,7 @@ class PACEGGMRegression(_PrivateLinearRegression):
             est = PACEGGM(
                 ledger.remaining, bound=self.bound, alpha=self.alpha, beta=self.beta, max_rounds=self.max_rounds,
                 solver=self.solver, use_components=self.use_components, solver_options=self.solver_options,
-                bound_check="waive" if waived else "raise", random_state=rng, **forced,
+                bound_check="waive" if waived else "raise", noise=self.noise, random_state=rng, **forced,
             ).fit(Z)
         for c in est.ledger_:
             ledger.charge(c.rho, f"pace-ggm: {c.purpose}")

@@ -34,6 +34,9 @@ class SSP(CovarianceBaseline):
     bound : float
         Coordinate bound ``B``.
     bound_check : {"raise", "clip", "waive"}
+    noise : {"fast", "exact"}
+        ``"exact"`` (with ``random_state=None``) for a real release: see
+        :class:`~paceggm.baselines._common.CovarianceBaseline`.
     random_state : None, int, SeedSequence or Generator
 
     Attributes
@@ -64,7 +67,7 @@ class SSP(CovarianceBaseline):
         rho = ledger.remaining
         ledger.charge(rho, "release: distinct entries of the covariance")
         released, self.sigma_ = release_symmetric(
-            X.T @ X / n, rho=rho, sensitivity=self._sensitivity(n, d, bound), rng=rng
+            X.T @ X / n, rho=rho, sensitivity=self._sensitivity(n, d, bound), rng=rng, noise=self.noise
         )
         return self._postprocess(released)
 

@@ -13,7 +13,6 @@ from paceggm._validation import (
     check_choice,
     check_data,
     check_open_fraction,
-    check_random_state,
     check_rho,
     enforce_bound,
 )
@@ -26,6 +25,7 @@ from paceggm.privacy import (
     exponential_mechanism,
     gaussian_mechanism,
 )
+from paceggm.privacy.mechanisms import DEFAULT_NOISE, check_noise, noise_source
 from paceggm.privacy.selection import PairSampler
 from paceggm.reconstruction import DEFAULT_SOLVER, SOLVERS, check_solver_options
 from paceggm.reconstruction.incremental import IncrementalReconstruction
@@ -140,7 +140,7 @@ class PACEGGMResult:
 
 
 def _check_params(*, bound, alpha, beta, max_rounds, solver, use_components, solver_options,
-                  sampler=DEFAULT_SAMPLER) -> None:
+                  sampler=DEFAULT_SAMPLER, noise=DEFAULT_NOISE) -> None:
     """PACE-GGM's own parameters (the budget is checked where it is resolved)."""
     check_bound(bound)
     check_open_fraction(alpha, "alpha")
@@ -154,6 +154,9 @@ def _check_params(*, bound, alpha, beta, max_rounds, solver, use_components, sol
     check_solver_options(solver, solver_options)
     if not isinstance(sampler, str) or sampler not in SAMPLERS:
         raise ValueError(f"unknown sampler {sampler!r}; choose one of {list(SAMPLERS)}")
+    if check_noise(noise) == "exact" and sampler == "rows":
+        raise ValueError("noise='exact' needs sampler='gumbel' (its selection is drawn exactly); "
+                         "sampler='rows' draws from weights in doubles")
 
 
 def _forced(forced_pairs, d: int) -> tuple[tuple[int, int], ...]:
@@ -186,22 +189,23 @@ def _check_forced_fraction(forced_fraction, alpha) -> None:
 
 
 class _GumbelSelection:
-    """Gumbel-max over every candidate, every round (NumPy's ``Generator.gumbel`` stream, to the pick)."""
+    """Gumbel-max over every candidate, every round (NumPy's ``Generator.gumbel`` stream, to the pick);
+    with ``noise="exact"``, the exact sampler over every candidate."""
 
-    def __init__(self, scores: np.ndarray, sensitivity: float) -> None:
-        self.scores, self.sensitivity = scores, sensitivity
+    def __init__(self, scores: np.ndarray, sensitivity: float, noise: str = DEFAULT_NOISE) -> None:
+        self.scores, self.sensitivity, self.noise = scores, sensitivity, noise
 
     def rescored(self, positions: np.ndarray) -> None:
         pass
 
     def draw(self, *, rho: float, rng) -> int:
-        return exponential_mechanism(self.scores, rho=rho, sensitivity=self.sensitivity, rng=rng)
+        return exponential_mechanism(self.scores, rho=rho, sensitivity=self.sensitivity, rng=rng, noise=self.noise)
 
 
-def _selection(sampler: str, scores: np.ndarray, sensitivity: float):
+def _selection(sampler: str, scores: np.ndarray, sensitivity: float, noise: str = DEFAULT_NOISE):
     if sampler == "rows":
         return PairSampler(scores, sensitivity=sensitivity)
-    return _GumbelSelection(scores, sensitivity)
+    return _GumbelSelection(scores, sensitivity, noise)
 
 
 class _ComponentPairs:
@@ -241,6 +245,7 @@ def pace_ggm(
     sampler: str = DEFAULT_SAMPLER,
     forced_pairs=None,
     forced_fraction: float = 0.5,
+    noise: str = DEFAULT_NOISE,
     random_state=None,
 ) -> PACEGGMResult:
     """Run PACE-GGM on ``X`` and return the result record.
@@ -297,6 +302,15 @@ def pace_ggm(
     forced_fraction : float in (0, 1)
         Share of ``rho`` for ``forced_pairs`` (ignored without them); ``alpha + forced_fraction < 1``.
         The rounds then start from ``(1 − alpha − forced_fraction) rho``.
+    noise : {"fast", "exact"}
+        How the noise is drawn, at the same cost ``rho``. ``"fast"`` (the default,
+        the published experiments' draws): doubles from a NumPy Generator.
+        ``"exact"``: discrete Gaussian measurements on a fine power-of-two grid
+        and an exact selection sampler, in exact integer arithmetic
+        (:mod:`paceggm.privacy.exact`), immune to the floating-point attacks
+        on textbook samplers; slower, and needs ``sampler="gumbel"``. With
+        ``random_state=None`` its bits come from :mod:`secrets`: the setting
+        for a real release.
     random_state : None, int, SeedSequence or Generator
         Source of the noise. A fixed seed makes a run reproducible — and its
         noise predictable to anyone who knows the seed: a real release needs
@@ -318,7 +332,7 @@ def pace_ggm(
     rho = check_rho(rho)
     _check_params(
         bound=bound, alpha=alpha, beta=beta, max_rounds=max_rounds, solver=solver,
-        use_components=use_components, solver_options=solver_options, sampler=sampler,
+        use_components=use_components, solver_options=solver_options, sampler=sampler, noise=noise,
     )
     X = check_data(X)
     check_bound(bound, d=X.shape[1])
@@ -330,8 +344,8 @@ def pace_ggm(
     X = enforce_bound(X, float(bound), bound_check)
     return _fit_checked(
         X, rho=rho, bound=float(bound), alpha=alpha, beta=beta, max_rounds=max_rounds, solver=solver,
-        use_components=use_components, solver_options=solver_options, rng=check_random_state(random_state),
-        sampler=sampler, forced_pairs=forced, forced_fraction=forced_fraction,
+        use_components=use_components, solver_options=solver_options, rng=noise_source(random_state, noise),
+        sampler=sampler, forced_pairs=forced, forced_fraction=forced_fraction, noise=noise,
     )
 
 
@@ -363,8 +377,8 @@ def _check_noise_scales(n: int, d: int, *, rho: float, bound: float, alpha, beta
 
 
 def _fit_checked(X: np.ndarray, *, rho: float, bound: float, alpha, beta, max_rounds, solver, use_components,
-                 solver_options, rng: np.random.Generator, sampler: str = DEFAULT_SAMPLER,
-                 forced_pairs=(), forced_fraction: float = 0.5) -> PACEGGMResult:
+                 solver_options, rng: np.random.Generator | None, sampler: str = DEFAULT_SAMPLER,
+                 forced_pairs=(), forced_fraction: float = 0.5, noise: str = DEFAULT_NOISE) -> PACEGGMResult:
     """PACE-GGM on data and parameters that passed every check."""
     n, d = X.shape
     # Σ(X) is the only access to the data; everything after is mechanisms on it.
@@ -373,7 +387,7 @@ def _fit_checked(X: np.ndarray, *, rho: float, bound: float, alpha, beta, max_ro
         sigma_x, n, rho=float(rho), bound=float(bound), alpha=float(alpha), beta=float(beta),
         max_rounds=max_rounds, solver=solver, use_components=bool(use_components),
         solver_options=solver_options, rng=rng, sampler=sampler,
-        forced_pairs=_forced(forced_pairs, d), forced_fraction=float(forced_fraction),
+        forced_pairs=_forced(forced_pairs, d), forced_fraction=float(forced_fraction), noise=noise,
     )
 
 
@@ -389,10 +403,11 @@ def _run(
     solver: str,
     use_components: bool,
     solver_options: dict | None,
-    rng: np.random.Generator,
+    rng: np.random.Generator | None,
     sampler: str = DEFAULT_SAMPLER,
     forced_pairs: tuple[tuple[int, int], ...] = (),
     forced_fraction: float = 0.5,
+    noise: str = DEFAULT_NOISE,
 ) -> PACEGGMResult:
     d = sigma_x.shape[0]
     delta = entry_sensitivity(n=n, bound=bound)
@@ -402,7 +417,7 @@ def _run(
 
     def measure(j: int, k: int, budget: float, purpose: str) -> Measurement:
         ledger.charge(budget, purpose)  # charge before releasing
-        z, sigma = gaussian_mechanism(sigma_x[j, k], rho=budget, sensitivity=delta, rng=rng)
+        z, sigma = gaussian_mechanism(sigma_x[j, k], rho=budget, sensitivity=delta, rng=rng, noise=noise)
         m = Measurement(entry=(j, k), value=z, sigma=sigma, rho=budget)
         measurements.append(m)
         state.add(m)
@@ -437,7 +452,7 @@ def _run(
     # that changed are recomputed each round.
     sigma_lower = sigma_x[cand_rows, cand_cols]
     scores = np.abs(sigma_lower - estimate[cand_rows, cand_cols])
-    selection = _selection(sampler, scores, delta)
+    selection = _selection(sampler, scores, delta, noise)
     component_pairs = _ComponentPairs(d)
     history: list[RoundRecord] = []
     solve_time = forced_solve_time
@@ -525,7 +540,9 @@ class PACEGGM(PrivateCovarianceEstimator):
     sampler : {"gumbel", "rows"}, default="gumbel"
     forced_pairs : sequence of (int, int) or None, default=None
     forced_fraction : float, default=0.5
-        See :func:`pace_ggm` for these (``forced_pairs`` must not be chosen from the data).
+    noise : {"fast", "exact"}, default="fast"
+        See :func:`pace_ggm` for these (``forced_pairs`` must not be chosen from the data;
+        ``noise="exact"`` with ``random_state=None`` for a real release).
     assume_centered : bool, default=True
         ``True`` estimates ``XᵀX/n`` (the covariance of centred data, as the
         project's preprocessing produces; ``location_`` is 0). ``False``
@@ -535,7 +552,8 @@ class PACEGGM(PrivateCovarianceEstimator):
         Share of the budget for the mean when ``assume_centered=False``.
     random_state : None, int, SeedSequence or Generator, default=None
         ``None`` for a real release; a fixed seed makes the noise reproducible
-        (for experiments and tests) and therefore predictable.
+        (for experiments and tests) and therefore predictable. With
+        ``noise="exact"`` and ``None`` the bits come from :mod:`secrets`.
 
     Attributes
     ----------
@@ -603,6 +621,7 @@ class PACEGGM(PrivateCovarianceEstimator):
         forced_fraction: float = 0.5,
         assume_centered: bool = True,
         mean_fraction: float = 0.1,
+        noise: str = DEFAULT_NOISE,
         random_state=None,
     ) -> None:
         self.rho = rho
@@ -622,13 +641,14 @@ class PACEGGM(PrivateCovarianceEstimator):
         self.forced_fraction = forced_fraction
         self.assume_centered = assume_centered
         self.mean_fraction = mean_fraction
+        self.noise = noise
         self.random_state = random_state
 
     def _check_params(self) -> None:
         _check_params(
             bound=self.bound, alpha=self.alpha, beta=self.beta, max_rounds=self.max_rounds,
             solver=self.solver, use_components=self.use_components, solver_options=self.solver_options,
-            sampler=self.sampler,
+            sampler=self.sampler, noise=self.noise,
         )
 
     def _check_scales(self, n: int, d: int, *, rho: float, bound: float) -> None:
@@ -643,6 +663,7 @@ class PACEGGM(PrivateCovarianceEstimator):
             X, rho=rho, bound=bound, alpha=self.alpha, beta=self.beta, max_rounds=self.max_rounds,
             solver=self.solver, use_components=self.use_components, solver_options=self.solver_options, rng=rng,
             sampler=self.sampler, forced_pairs=self.forced_pairs, forced_fraction=self.forced_fraction,
+            noise=self.noise,
         )
         self.result_ = res
         self.n_rounds_ = res.n_rounds

@@ -285,7 +285,7 @@ def test_get_params_and_repr():
     est = AdaptiveCov(0.5, failure_prob=0.2, random_state=1)
     assert est.get_params() == {"rho": 0.5, "epsilon": None, "delta": None, "accountant": None,
                                 "failure_prob": 0.2, "bound": 1.0, "bound_check": "raise",
-                                "assume_centered": True, "mean_fraction": 0.1, "random_state": 1}
+                                "assume_centered": True, "mean_fraction": 0.1, "noise": "fast", "random_state": 1}
     assert repr(est) == "AdaptiveCov(failure_prob=0.2, random_state=1, rho=0.5)"
 
 

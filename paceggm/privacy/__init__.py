@@ -5,10 +5,12 @@ that the baselines and the harness share one audited implementation.
 """
 
 from paceggm.exceptions import AccountantUnavailableError
+from paceggm.privacy import exact
 from paceggm.privacy.accountant import FileZCDPAccountant, ZCDPAccountant
 from paceggm.privacy.accounting import approx_dp_to_zcdp, zcdp_to_approx_dp
 from paceggm.privacy.ledger import BudgetExceededError, Charge, ZCDPLedger
 from paceggm.privacy.mechanisms import (
+    NOISES,
     exponential_mechanism,
     exponential_mechanism_epsilon,
     exponential_mechanism_probabilities,
@@ -33,6 +35,7 @@ __all__ = [
     "BudgetExceededError",
     "Charge",
     "FileZCDPAccountant",
+    "NOISES",
     "ZCDPAccountant",
     "ZCDPLedger",
     "approx_dp_to_zcdp",
@@ -40,6 +43,7 @@ __all__ = [
     "distinct_entries_sensitivity",
     "eigenvalue_sensitivity",
     "entry_sensitivity",
+    "exact",
     "exponential_mechanism",
     "exponential_mechanism_epsilon",
     "exponential_mechanism_probabilities",

@@ -1,4 +1,12 @@
-"""The Gaussian and exponential mechanisms under ρ-zCDP (README, *Privacy model*)."""
+"""The Gaussian and exponential mechanisms under ρ-zCDP (README, *Privacy model*).
+
+Each mechanism takes ``noise``: ``"fast"`` (the default) draws in doubles from a
+NumPy Generator (the published experiments' draws, bit for bit); ``"exact"``
+draws integer noise on a power-of-two grid with exact arithmetic
+(:mod:`paceggm.privacy.exact`, which states the accounting), from the
+Generator when one is given and from :mod:`secrets` when ``rng`` is None: the
+setting for a real release.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +14,32 @@ import math
 
 import numpy as np
 
-from paceggm._validation import check_positive, check_rho
+from paceggm._validation import check_positive, check_random_state, check_rho
+from paceggm.privacy import exact
+
+#: The noise samplers a mechanism can use (see the module docstring).
+NOISES = ("fast", "exact")
+DEFAULT_NOISE = "fast"
+
+
+def check_noise(noise) -> str:
+    """``noise`` if it is one of :data:`NOISES`, else a one-line ``ValueError``."""
+    if not isinstance(noise, str) or noise not in NOISES:
+        raise ValueError(f"noise must be one of {list(NOISES)} ('exact' for a real release), got {noise!r}")
+    return noise
+
+
+def noise_source(random_state, noise: str = DEFAULT_NOISE):
+    """What an estimator passes as ``rng`` to the mechanisms: a Generator, or None (``secrets``) for exact noise unseeded.
+
+    ``noise="fast"`` always needs a Generator (``random_state=None`` seeds one
+    from the operating system); ``noise="exact"`` with ``random_state=None``
+    draws every bit from :mod:`secrets` instead, and with a seed or a
+    Generator from that Generator (reproducible).
+    """
+    if check_noise(noise) == "exact" and random_state is None:
+        return None
+    return check_random_state(random_state)
 
 
 def gaussian_sigma(*, rho: float, sensitivity: float) -> float:
@@ -41,7 +74,8 @@ def gaussian_mechanism(
     *,
     rho: float,
     sensitivity: float,
-    rng: np.random.Generator,
+    rng: np.random.Generator | None,
+    noise: str = DEFAULT_NOISE,
 ):
     """Release ``value + N(0, σ²)`` (elementwise) at zCDP cost ``rho``.
 
@@ -51,7 +85,12 @@ def gaussian_mechanism(
         The exact query answer.
     rho, sensitivity : float
         Budget and ℓ2 sensitivity of ``value`` (of the whole vector if an array).
-    rng : numpy.random.Generator
+    rng : numpy.random.Generator or None
+        None only with ``noise="exact"`` (bits from :mod:`secrets`).
+    noise : {"fast", "exact"}
+        ``"exact"``: the discrete Gaussian on a grid of step ``γ = 2^e <= σ 2^-32``
+        (:func:`paceggm.privacy.exact.gaussian`), σ calibrated to the
+        sensitivity plus the grid's rounding, so the cost is still exactly ``rho``.
 
     Returns
     -------
@@ -60,6 +99,10 @@ def gaussian_mechanism(
     sigma : float
         The noise standard deviation used.
     """
+    if check_noise(noise) == "exact":
+        check_rho(rho)
+        check_positive(sensitivity, "sensitivity")
+        return exact.gaussian(value, rho=rho, sensitivity=sensitivity, bits=exact.RandomBits.of(rng))
     sigma = gaussian_sigma(rho=rho, sensitivity=sensitivity)
     value = np.asarray(value, dtype=float)
     noisy = value + rng.normal(0.0, sigma, size=value.shape)
@@ -94,7 +137,8 @@ def exponential_mechanism(
     *,
     rho: float,
     sensitivity: float,
-    rng: np.random.Generator,
+    rng: np.random.Generator | None,
+    noise: str = DEFAULT_NOISE,
 ) -> int:
     """Pick an index with probability ``∝ exp(ε/(2Δ) · score)`` at cost ``rho``.
 
@@ -111,13 +155,23 @@ def exponential_mechanism(
         zCDP budget; ``ε = sqrt(8ρ)``.
     sensitivity : float
         Sensitivity ``Δ`` of every score.
-    rng : numpy.random.Generator
+    rng : numpy.random.Generator or None
+        None only with ``noise="exact"`` (bits from :mod:`secrets`).
+    noise : {"fast", "exact"}
+        ``"exact"``: scores rounded to a grid of step ``2^e <= Δ 2^-32`` and
+        an exact rejection sampler (:func:`paceggm.privacy.exact.exponential`),
+        ε-DP for the rounded scores' sensitivity; its running time depends on
+        the scores.
 
     Returns
     -------
     index : int
     """
-    return _gumbel_argmax(_logits(scores, rho, sensitivity), rng)
+    logits = _logits(scores, rho, sensitivity)
+    if check_noise(noise) == "exact":
+        return exact.exponential(np.asarray(scores, dtype=float), epsilon=exponential_mechanism_epsilon(rho), rho=rho,
+                                 sensitivity=sensitivity, bits=exact.RandomBits.of(rng))
+    return _gumbel_argmax(logits, rng)
 
 
 # Relative margin by which the pruning thresholds of _gumbel_argmax are widened: far
@@ -197,7 +251,8 @@ def sparse_vector(
     threshold: float,
     rho: float,
     sensitivity: float,
-    rng: np.random.Generator,
+    rng: np.random.Generator | None,
+    noise: str = DEFAULT_NOISE,
 ) -> int:
     """AboveThreshold (sparse vector technique): the first query above a threshold.
 
@@ -216,7 +271,12 @@ def sparse_vector(
         zCDP budget.
     sensitivity : float
         Sensitivity ``Δ`` of every query.
-    rng : numpy.random.Generator
+    rng : numpy.random.Generator or None
+        None only with ``noise="exact"`` (bits from :mod:`secrets`).
+    noise : {"fast", "exact"}
+        ``"exact"``: queries and threshold rounded to a grid of step
+        ``2^e <= Δ 2^-32``, discrete Laplace noise
+        (:func:`paceggm.privacy.exact.above_threshold`), still ε-DP.
 
     Returns
     -------
@@ -232,6 +292,9 @@ def sparse_vector(
         raise ValueError(f"threshold must be finite, got {threshold!r}")
     check_positive(sensitivity, "sensitivity")
     eps = sparse_vector_epsilon(rho)
+    if check_noise(noise) == "exact":
+        return exact.above_threshold(queries, threshold=float(threshold), epsilon=eps, rho=rho,
+                                     sensitivity=float(sensitivity), bits=exact.RandomBits.of(rng))
     noisy_threshold = threshold + rng.laplace(0.0, 2.0 * sensitivity / eps)
     for i, q in enumerate(queries):
         if q + rng.laplace(0.0, 4.0 * sensitivity / eps) >= noisy_threshold:
