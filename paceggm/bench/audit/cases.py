@@ -327,3 +327,8 @@ CASES: tuple[AuditCase, ...] = (
                 (_balanced_signs(_BASELINE_N, 0), _balanced_signs(_BASELINE_N, 1)), draws=draws)
       for cls, draws in _AUDITED_BASELINES.items()),
 )
+
+# The exact samplers' cases (noise="exact") live in their own module, which reads the names above.
+from .exact_noise_cases import EXACT_NOISE_CASES  # noqa: E402
+
+CASES += EXACT_NOISE_CASES
