@@ -186,7 +186,7 @@ def test_an_identity_edited_in_the_header_is_refused(ledger):
     (lambda data: b"", r"the file is empty"),
     (lambda data: data + b"{not json\n", r"JSONDecodeError"),
     (lambda data: data.split(b"\n")[0][:40], r"its last line is cut short"),
-])
+], ids=["cut-mid-line", "emptied", "broken-json-appended", "header-cut"])
 def test_a_truncated_or_corrupt_file_is_refused_never_read_as_empty(ledger, damage, why):
     acc, path = ledger
     damaged = damage(path.read_bytes())
@@ -204,7 +204,7 @@ def test_a_truncated_or_corrupt_file_is_refused_never_read_as_empty(ledger, dama
     ('{"budget": "0x1.0p+0"}\n', r"not an accountant file"),
     ("[1, 2]\n", r"not an accountant file"),
     ('{"paceggm_zcdp_accountant": 1, "budget": "0x1.0p+0"}\n', r"written in format 1; this version reads format 2"),
-])
+], ids=["csv", "json-object", "json-list", "format-1"])
 def test_a_file_that_is_not_a_ledger_in_its_place_is_refused(ledger, content, why):
     acc, path = ledger
     _edit_in_place(path, lambda lines: content.splitlines())
