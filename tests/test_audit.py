@@ -21,6 +21,8 @@ from paceggm.bench.audit import (
 )
 from paceggm.bench.audit import __main__ as cli
 from paceggm.bench.audit import cases as cases_module
+from paceggm.bench.audit import invocations as inv_module
+from paceggm.bench.audit.invocations import InvocationCase
 
 # Draws per data set in the small audit: seconds, not minutes (a PACE-GGM fit costs ~1-3 ms). The
 # round-loop mutants are caught with room at 800 draws (the selection's at 1500); the baselines whose correct release uses
@@ -28,6 +30,8 @@ from paceggm.bench.audit import cases as cases_module
 SMALL = {"pace_ggm": 300, "baseline_ssp_noise_sigma_half": 12_000, "baseline_gausscov_noise_sigma_half": 8000}
 SMALL.update({c.name: 1500 if "select" in c.name else 800 for c in CASES if c.name.startswith("pace_ggm_") and c.broken})
 SMALL_DEFAULT = 3000
+# Invocation cases: each invocation's draws are cheap (vectorised), a fit's are a second or two.
+SMALL_INVOCATIONS = 40_000
 # A correct mechanism has only to show no violation with some power (a lower bound above 0): fewer draws do.
 # At these counts every correct case's bound is above 0, and so is it on 200 of 200 bootstrap resamples.
 SMALL_CORRECT = 900
@@ -156,22 +160,145 @@ CORRECT = {"gaussian", "exponential", "pace_ggm", "adaptivecov_threshold", "pace
 
 def test_the_small_audit_covers_every_mechanism_and_broken_control():
     # every factor-2 mutation of the round loop's calibrations, and of the audited baselines' noise
-    assert {c.name for c in CASES if c.broken} == BROKEN
-    assert {c.name for c in CASES if not c.broken} == CORRECT
+    assert BROKEN <= {c.name for c in CASES if c.broken}
+    assert CORRECT <= {c.name for c in CASES if not c.broken}
+
+
+def test_every_registered_method_has_its_invocations_audited_with_a_control_at_twice_its_claim():
+    from paceggm.bench.methods import METHODS
+
+    names = {c.name: c for c in CASES if isinstance(c, InvocationCase)}
+    for key in METHODS:
+        assert not names[f"invocations_{key}"].broken and names[f"invocations_{key}_twice"].broken, key
+    for variant in ("rows", "centred"):
+        assert {f"invocations_paceggm_{variant}", f"invocations_paceggm_{variant}_twice"} <= set(names)
 
 
 # One test per case (not one fixture for all), so that parallel workers share the audit's draws.
 @pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_small_audit_finds_no_violation_and_catches_every_broken_control(case):
-    draws = SMALL.get(case.name, SMALL_DEFAULT if case.broken else SMALL_CORRECT)
+    if isinstance(case, InvocationCase):
+        draws = SMALL_INVOCATIONS
+    else:
+        draws = SMALL.get(case.name, SMALL_DEFAULT if case.broken else SMALL_CORRECT)
     row = audit_case(case, draws, power_reps=0)  # the power is tested above
-    assert row.ok, (case.name, row.bound)
+    assert row.ok, (case.name, row.bound, row.test)
     if case.broken:
         assert row.verdict == "caught"
     else:
-        assert row.bound.rho <= case.rho
-        assert row.bound.rho > 0  # the test has power: the mechanism is told apart from its neighbour
+        assert row.rho_lower <= row.claimed_rho
+        assert row.rho_lower > 0  # the test has power: the mechanism is told apart from its neighbour
+
+
+# --- the invocation audit ----------------------------------------------------------------------
+
+def _entry_query():
+    """Entry (1, 0) of XᵀX/n, and data on which one record moves it by its full 2B²/n."""
+    D = cases_module._balanced_signs(100, 0)
+    return inv_module.Query("entry1,0", lambda X: (X.T @ X / X.shape[0])[1, 0]), D
+
+
+def _one_invocation(mechanism, call, value, charge, *, query, D, draws, scores=False):
+    from paceggm.privacy import Charge
+
+    inv = inv_module.Invocation(0, mechanism, call, np.asarray(value, dtype=float),
+                                {"rho": charge, "sensitivity": 2.0 / 100}, None, Charge(charge, "test"))
+    return inv_module.audit_invocation(inv, query, D, 1.0, draws=draws, seed_key=(0, "test"), confidence=0.95)
+
+
+def _times_the_rho(mechanism, factor):
+    # The mechanism called with `factor` times the ρ it is charged: its true cost is `factor` × the charge.
+    return lambda value, **kw: mechanism(value, **{**kw, "rho": factor * kw["rho"]})
+
+
+@pytest.mark.parametrize("charge", [1.0, 0.02])  # one copy, and 50 copies of a small invocation
+def test_invocation_audit_flags_a_gaussian_mechanism_at_twice_its_charge_and_passes_the_correct_one(charge):
+    from paceggm.privacy import gaussian_mechanism
+
+    query, D = _entry_query()
+    value = query.fn(D)
+    correct = _one_invocation("gaussian", gaussian_mechanism, value, charge, query=query, D=D, draws=100_000)
+    twice = _one_invocation("gaussian", _times_the_rho(gaussian_mechanism, 2.0), value, charge, query=query, D=D,
+                            draws=100_000)
+    assert correct.shift == pytest.approx(0.02) and correct.copies == math.ceil(1.0 / charge)
+    assert not correct.exceeds() and 0.5 * charge < correct.rho_lower <= charge
+    assert twice.exceeds() and twice.rho_lower > charge
+
+
+def test_invocation_audit_flags_an_exponential_mechanism_at_twice_its_charge_and_passes_the_correct_one():
+    from paceggm.privacy import exponential_mechanism
+
+    entry, D = _entry_query()
+    # Two candidates scored ±Σ₁₀ (each moves by 2B²/n) whose scores are equal: one up, the other
+    # down, and the selection loses all of its ε²/8.
+    query = inv_module.Query("candidates", lambda X: np.array([1.0, -1.0]) * entry.fn(X), scores=True)
+    scores = np.array([0.5, 0.5])
+    correct = _one_invocation("exponential", exponential_mechanism, scores, 0.05, query=query, D=D, draws=100_000)
+    twice = _one_invocation("exponential", _times_the_rho(exponential_mechanism, 2.0), scores, 0.05, query=query,
+                            D=D, draws=100_000)
+    assert correct.copies == 20 and not correct.exceeds()
+    assert twice.exceeds() and twice.rho_lower > 0.05
+
+
+def _case(name):
+    return next(c for c in CASES if c.name == name)
+
+
+def test_a_whole_pace_ggm_fit_at_twice_its_claim_is_caught_invocation_by_invocation():
+    fit = inv_module.run_fit(_case("invocations_paceggm_twice"), 20_000)
+    assert fit.exceeded and not fit.over_budget
+    assert {a.mechanism for a in fit.audits} == {"gaussian", "exponential"}
+    assert len(fit.flagged()) >= 2  # not one lucky invocation
+    correct = inv_module.run_fit(_case("invocations_paceggm"), 20_000)
+    assert not correct.exceeded and correct.charges_sum <= 1
+
+
+def _everywhere(monkeypatch, name, factor):
+    """``name`` of :mod:`paceggm.privacy.sensitivity` times ``factor``, under every name the code imported it by."""
+    import sys
+
+    import paceggm.privacy.sensitivity as sensitivity
+
+    original = getattr(sensitivity, name)
+    mutant = lambda *args, **kw: factor * original(*args, **kw)  # noqa: E731
+    for module_name, module in list(sys.modules.items()):
+        if module_name.startswith("paceggm") and getattr(module, name, None) is original:
+            monkeypatch.setattr(module, name, mutant)
+
+
+@pytest.mark.parametrize("name, case, draws", [("entry_sensitivity", "invocations_paceggm", 20_000),
+                                                ("full_sensitivity", "invocations_ssp", 200_000)])
+def test_the_true_sensitivity_does_not_come_from_the_code(monkeypatch, name, case, draws):
+    # A halved sensitivity in paceggm.privacy.sensitivity: PACE-GGM's entries and SSP's matrix then
+    # carry half the noise they need; the audit's own sensitivities do not move, so it sees it.
+    before = inv_module.run_fit(_case(case), 2000)
+    _everywhere(monkeypatch, name, 0.5)
+    after = inv_module.run_fit(_case(case), draws)
+    assert after.exceeded and not before.exceeded
+    assert [a.shift for a in after.audits][:3] == [a.shift for a in before.audits][:3]
+
+
+def test_the_recorder_passes_extra_keywords_through_and_every_release_must_be_paid_for(monkeypatch):
+    import sys
+    import types
+
+    site = types.ModuleType("paceggm._audit_test_site")
+    site.gaussian_mechanism = lambda value, *, rho, sensitivity, rng, noise="fast": (value + 1.0, noise)
+    monkeypatch.setitem(sys.modules, site.__name__, site)
+    with inv_module.recording() as rec:
+        out = site.gaussian_mechanism(0.0, rho=1.0, sensitivity=1.0, rng=None, noise="exact")
+    assert out == (1.0, "exact") and site.gaussian_mechanism(0.0, rho=1, sensitivity=1, rng=None)[1] == "fast"
+    [inv] = rec.invocations
+    assert inv.kwargs == {"rho": 1.0, "sensitivity": 1.0, "noise": "exact"} and inv.charge is None
+
+    def unpaid(D, rng):
+        site.gaussian_mechanism(0.0, rho=1.0, sensitivity=1.0, rng=rng)
+
+    case = InvocationCase("unpaid", "a release nobody paid for", "", "", 1.0, False, unpaid,
+                          cases_module._measure_inputs())
+    fit = inv_module.run_fit(case, 100)
+    assert fit.unpaid == (0,) and fit.exceeded and fit.worst is None
 
 
 @pytest.mark.parametrize("kw", ["_MEASURE_KW", "_SELECT_KW"])

@@ -13,6 +13,7 @@ them is not worth its table.
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -20,7 +21,8 @@ import numpy as np
 
 import paceggm.estimator as _estimator
 import paceggm.privacy.mechanisms as _mechanisms
-from paceggm import pace_ggm
+import paceggm.privacy.selection as _selection
+from paceggm import PACEGGM, pace_ggm
 from paceggm.baselines import SSP, AdaptiveCov, GaussCov, SSPTight
 from paceggm.privacy import (
     entry_sensitivity,
@@ -30,7 +32,9 @@ from paceggm.privacy import (
     gaussian_sigma,
 )
 
+from ..methods import METHODS, resolve
 from ..seeds import derive_seed
+from .invocations import InvocationCase
 
 __all__ = ["AuditCase", "CASES", "draw"]
 
@@ -283,6 +287,119 @@ _BALANCED_NEIGHBOURS = f"n={_BASELINE_N}, d=2, B=1: rows (1, ±1) half each vs o
 # mutant (twice the claim) needs more draws than SSPTight's (four times).
 _AUDITED_BASELINES = {SSP: 20_000, SSPTight: 5000, GaussCov: 20_000}
 
+# --- every registered method, each mechanism invocation of one fit audited on its own -----------
+#
+# The whole-fit cases above see a fit's budget through one statistic of its release; these see each
+# invocation (paceggm.bench.audit.invocations), so a fit at its default configuration, whose budget
+# is spread over many releases, is audited at every one of them. Each method also has a control
+# whose noise makes its true ρ twice its claim: "twice" is against the truth, so a method whose
+# sensitivity is conservative gets less noise still. SSP, SSPProjected and GaussCov calibrate to
+# sqrt(2)× the true sensitivity of their release at d = 2 (σ/2 makes them 2×), DiagonalOnly to 2×
+# that of a variance (σ/(2 sqrt 2)); the others' most exactly calibrated release (an off-diagonal
+# entry, the trace, the eigenvalues, Xᵀy) is at 2× with σ/sqrt(2). Every exponential mechanism and
+# sparse vector gets ε·sqrt(2) (2× in zCDP terms).
+
+_PACEGGM_DRAWS, _BASELINE_DRAWS = 100_000, 200_000
+_SIGMA_AT_TWICE = {"ssp": 0.5, "ssp_projected": 0.5, "gausscov": 0.5, "diagonal": 0.5 / math.sqrt(2.0)}
+
+
+def _times(factor):
+    return lambda f: lambda *args, **kw: factor * f(*args, **kw)
+
+
+def _at_twice_the_claim(sigma_factor: float):
+    """The control's calibration: every Gaussian σ times ``sigma_factor``, every ε times sqrt(2)."""
+
+    @contextlib.contextmanager
+    def mutation():
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(_mutated(_mechanisms, "gaussian_sigma", _times(sigma_factor)))
+            for module, name in ((_mechanisms, "exponential_mechanism_epsilon"),
+                                 (_selection, "exponential_mechanism_epsilon"),
+                                 (_mechanisms, "sparse_vector_epsilon")):
+                stack.enter_context(_mutated(module, name, _times(math.sqrt(2.0))))
+            yield
+
+    return mutation
+
+
+# n = 100, d = 3 (a regression's two features and y): Σ₁₀ = Σ₂₀ = 0.5, Σ₂₁ = 0, so PACE-GGM's first
+# selection is between two equal candidates, where the exponential mechanism loses all its ε²/8.
+def _three_columns():
+    D = np.vstack([np.tile([1.0, 1.0, 1.0], (50, 1)), np.tile([1.0, 1.0, -1.0], (25, 1)),
+                   np.tile([1.0, -1.0, 1.0], (25, 1))])
+    D_prime = D.copy()
+    D_prime[0] = (1.0, -1.0, -1.0)
+    return D, D_prime
+
+
+_INVOCATION_INPUTS = {"covariance": (_balanced_signs(_BASELINE_N, 0), _balanced_signs(_BASELINE_N, 1)),
+                      "regression": _three_columns()}
+_INVOCATION_NEIGHBOURS = {
+    "covariance": f"D: n={_BASELINE_N}, d=2, B=1, rows (1, ±1) half each; D': each query moved as far as a record "
+                  "of {-1, 0, 1}^d replacing one of D's moves it",
+    "regression": "D: n=100, [x, y] in {±1}^3: (1, 1, 1) ×50, (1, 1, -1) ×25, (1, -1, 1) ×25; D': each query moved "
+                  "as far as a record of {-1, 0, 1}^3 replacing one of D's moves it",
+}
+# PACE-GGM is audited on the regression's data too: three columns, two equal first candidates.
+_PACEGGM_TASK = {"paceggm": "regression"}
+
+
+def _method_fit(spec):
+    cls = resolve(spec)
+    if spec.task == "regression":
+        return lambda D, rng: cls(rho=1.0, bound=_BOUND, random_state=rng).fit(D[:, :-1], D[:, -1])
+    return lambda D, rng: cls(rho=1.0, bound=_BOUND, random_state=rng).fit(D)
+
+
+def _invocation_cases(spec) -> tuple[InvocationCase, ...]:
+    data = _PACEGGM_TASK.get(spec.key, spec.task)
+    label = (spec.style.label if spec.style is not None else spec.key)
+    common = dict(neighbours=_INVOCATION_NEIGHBOURS[data], rho=1.0, fit=_method_fit(spec),
+                  inputs=_INVOCATION_INPUTS[data], bound=_BOUND,
+                  statistic="each invocation: its release (Gaussian, projected on the move) or its count of one "
+                            "candidate (exponential), over k copies")
+    factor = _SIGMA_AT_TWICE.get(spec.key, 1.0 / math.sqrt(2.0))
+    # A fit of PACE-GGM has a dozen invocations or more, each drawn k-fold and re-audited for the
+    # power; a baseline's one to three can have more draws at the same cost.
+    common["draws"] = _PACEGGM_DRAWS if spec.key.startswith("paceggm") else _BASELINE_DRAWS
+    return (
+        InvocationCase(f"invocations_{spec.key}", f"{label} fit (registered defaults, ρ = 1): every invocation",
+                       broken=False, **common),
+        InvocationCase(f"invocations_{spec.key}_twice", f"BROKEN: {label} fit, true ρ twice the claim "
+                       f"(σ × {factor:.3g}, ε × sqrt 2): every invocation", broken=True,
+                       mutation=_at_twice_the_claim(factor), **common),
+    )
+
+
+def _paceggm_variant(**params):
+    return lambda D, rng: PACEGGM(rho=1.0, bound=_BOUND, random_state=rng, **params).fit(D)
+
+
+# PACE-GGM's other selection sampler (PairSampler), and its private mean, on the same data.
+_PACEGGM_VARIANTS = {
+    "rows": ("PACE-GGM fit, sampler='rows'", dict(sampler="rows"), None),
+    "centred": ("PACE-GGM fit, centred on its private mean", dict(assume_centered=False),
+                lambda X, fitted: X - fitted.location_),
+}
+
+
+def _variant_cases(key, label, params, view) -> tuple[InvocationCase, ...]:
+    common = dict(neighbours=_INVOCATION_NEIGHBOURS["regression"], rho=1.0, fit=_paceggm_variant(**params),
+                  inputs=_INVOCATION_INPUTS["regression"], bound=_BOUND, statistic="each invocation, as above",
+                  data_view=view, draws=_PACEGGM_DRAWS)
+    factor = 1.0 / math.sqrt(2.0)
+    return (InvocationCase(f"invocations_paceggm_{key}", f"{label}: every invocation", broken=False, **common),
+            InvocationCase(f"invocations_paceggm_{key}_twice", f"BROKEN: {label}, true ρ twice the claim "
+                           f"(σ × {factor:.3g}, ε × sqrt 2): every invocation", broken=True,
+                           mutation=_at_twice_the_claim(factor), **common))
+
+
+INVOCATION_CASES: tuple[InvocationCase, ...] = (
+    *(c for spec in METHODS.values() for c in _invocation_cases(spec)),
+    *(c for key, variant in _PACEGGM_VARIANTS.items() for c in _variant_cases(key, *variant)),
+)
+
 CASES: tuple[AuditCase, ...] = (
     AuditCase("gaussian", "Gaussian mechanism on one entry of XᵀX/n", _ENTRY_NEIGHBOURS, "released value",
               _GAUSS_RHO, None, False, _gaussian, _one_record_apart((1.0, -1.0), (1.0, 1.0), _N_ENTRY)),
@@ -326,9 +443,15 @@ CASES: tuple[AuditCase, ...] = (
                 _mutant(_baseline_run(cls), "noise_sigma_half"),
                 (_balanced_signs(_BASELINE_N, 0), _balanced_signs(_BASELINE_N, 1)), draws=draws)
       for cls, draws in _AUDITED_BASELINES.items()),
+    *INVOCATION_CASES,
 )
 
 # The exact samplers' cases (noise="exact") live in their own module, which reads the names above.
 from .exact_noise_cases import EXACT_NOISE_CASES  # noqa: E402
 
 CASES += EXACT_NOISE_CASES
+
+# PrivateGridSearch's cases live in their own module, which reads AuditCase and _mutated above.
+from .search_cases import SEARCH_CASES  # noqa: E402
+
+CASES += SEARCH_CASES

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -12,10 +12,15 @@ from ..figures.tables import Table, fmt_sig
 from ..seeds import derive_seed
 from .bounds import AuditBound, threshold_audit
 from .cases import AuditCase, draw
+from .invocations import FitAudit, InvocationCase, run_fit
 
 CONFIDENCE = 0.95
 NOT_CLAIMED = "n/a"  # no pure-DP claim to audit
 POWER_REPS = 200  # bootstrap replicates behind each row's power
+# What a fit whose invocations were all left unsampled shows in the bound's place.
+_NO_TEST = AuditBound("none", "D", 0, 0, 0, 0, 0.0, 1.0, 0.0, 0.0, CONFIDENCE)
+# An invocation row's replicate re-audits every invocation of its fit (up to ~20): a quarter as many.
+INVOCATION_POWER_SHARE = 4
 
 
 @dataclass(frozen=True)
@@ -27,10 +32,37 @@ class AuditRow:
     n_draws: int
     seconds: float
     power: float = float("nan")
+    fit: FitAudit | None = None  # the invocations of an InvocationCase (their draws dropped)
 
     @property
     def exceeded(self) -> bool:
-        return exceeds_claim(self.case, self.bound)
+        return self.fit.exceeded if self.fit is not None else exceeds_claim(self.case, self.bound)
+
+    @property
+    def claimed_rho(self) -> float:
+        """The claim the shown bound is set against: the case's, or the shown invocation's charge."""
+        return self.case.rho if self.fit is None or self.fit.worst is None else self.fit.worst.charge
+
+    @property
+    def rho_lower(self) -> float:
+        """The shown lower bound on ρ: the case's, or one copy's of the invocation closest to its charge."""
+        if self.fit is None:
+            return self.bound.rho
+        return float("nan") if self.fit.worst is None else self.fit.worst.rho_lower
+
+    @property
+    def test(self) -> str:
+        if self.fit is None:
+            return self.bound.event + f" (likelier on {self.bound.likelier_on})"
+        w, f = self.fit.worst, self.fit
+        if w is None:
+            return (f"no invocation sampled of {f.n_invocations}; charges add to {float(f.charges_sum):.6g} of "
+                    f"ρ = {f.rho:g}" + (f"; UNPAID: {list(f.unpaid)}" if f.unpaid else ""))
+        return (f"invocation {w.index + 1} of {f.n_invocations} ({w.mechanism}, {w.purpose!r}, shift {w.shift:.3g}, "
+                f"{w.copies} cop{'y' if w.copies == 1 else 'ies'}): {w.bound.event} (likelier on "
+                f"{w.bound.likelier_on}); {len(f.flagged())} of {len(f.audits)} sampled above their charge at "
+                f"{100 * f.confidence:.3g}% each; charges add to {float(f.charges_sum):.6g} of ρ = {f.rho:g}"
+                + (f"; UNPAID: {list(f.unpaid)}" if f.unpaid else ""))
 
     @property
     def verdict(self) -> str:
@@ -57,6 +89,15 @@ def audit_case(case: AuditCase, n_draws: int | None = None, *, base_seed: int = 
     """
     n = case.draws if n_draws is None else int(n_draws)
     start = time.perf_counter()
+    if isinstance(case, InvocationCase):
+        fit = run_fit(case, n, base_seed=base_seed, confidence=confidence)
+        seconds = time.perf_counter() - start
+        reps = -(-power_reps // INVOCATION_POWER_SHARE)
+        power = fit_power(case, fit, reps=reps, base_seed=base_seed) if power_reps else float("nan")
+        # The draws stay here: a row travels back from a worker process without them.
+        fit = replace(fit, audits=tuple(replace(a, samples=()) for a in fit.audits))
+        shown = fit.worst.bound if fit.worst is not None else _NO_TEST
+        return AuditRow(case, shown, n, seconds, power, fit)
     samples = [draw(case, side, n, base_seed=base_seed) for side in (0, 1)]
     bound = threshold_audit(*samples, metric=case.metric, confidence=confidence)
     seconds = time.perf_counter() - start
@@ -83,13 +124,33 @@ def bootstrap_power(case: AuditCase, samples, *, confidence: float = CONFIDENCE,
     return hits / reps
 
 
+def fit_power(case: InvocationCase, fit: FitAudit, *, reps: int, base_seed: int = 0) -> float:
+    """:func:`bootstrap_power` of an invocation audit: every sampled invocation resampled, the fit's verdict again.
+
+    Invocations are re-audited from the one closest to its charge down, and a replicate stops at
+    the first one above its charge (its verdict is then known).
+    """
+    rng = np.random.default_rng(derive_seed("audit-power", int(base_seed), case.name))
+    order = sorted(fit.audits, key=lambda a: -a.ratio)
+    hits = 0
+    for _ in range(reps):
+        exceeded = fit.over_budget
+        for a in order:
+            if exceeded:
+                break
+            resampled = [s[rng.integers(s.size, size=s.size)] for s in a.samples]
+            exceeded = a.exceeds(threshold_audit(*resampled, metric="rho", confidence=fit.confidence))
+        hits += exceeded == case.broken
+    return hits / reps
+
+
 def audit_table(rows: list[AuditRow]) -> Table:
     """The audit as a :class:`~paceggm.bench.figures.tables.Table` (text cells and tidy numbers)."""
     conf = rows[0].bound.confidence if rows else CONFIDENCE
     level = f"{100 * conf:g}%"
     text = pd.DataFrame(
-        [[r.case.neighbours, r.case.statistic, f"{r.n_draws:,}", r.bound.event + f" (likelier on {r.bound.likelier_on})",
-          fmt_sig(r.case.rho), fmt_sig(r.bound.rho),
+        [[r.case.neighbours, r.case.statistic, f"{r.n_draws:,}", r.test,
+          fmt_sig(r.claimed_rho), fmt_sig(r.rho_lower),
           fmt_sig(r.case.epsilon) if r.case.epsilon is not None else NOT_CLAIMED,
           fmt_sig(r.bound.epsilon) if r.case.epsilon is not None else NOT_CLAIMED, r.verdict,
           f"{r.power:.2f}" if np.isfinite(r.power) else "not estimated", f"{r.seconds:.0f}"]
@@ -101,12 +162,15 @@ def audit_table(rows: list[AuditRow]) -> Table:
     )
     text.index.name = "mechanism"
     data = pd.DataFrame([{
-        "case": r.case.name, "broken": r.case.broken, "draws": r.n_draws, "claimed_rho": r.case.rho,
-        "rho_lower": r.bound.rho, "claimed_epsilon": r.case.epsilon, "epsilon_lower": r.bound.epsilon,
+        "case": r.case.name, "broken": r.case.broken, "draws": r.n_draws, "claimed_rho": r.claimed_rho,
+        "rho_lower": r.rho_lower, "claimed_epsilon": r.case.epsilon, "epsilon_lower": r.bound.epsilon,
         "event": r.bound.event, "likelier_on": r.bound.likelier_on, "k_p": r.bound.k_p, "n_p": r.bound.n_p,
         "k_q": r.bound.k_q, "n_q": r.bound.n_q, "p_lower": r.bound.p_lower, "q_upper": r.bound.q_upper,
         "confidence": r.bound.confidence, "exceeded": r.exceeded, "ok": r.ok, "seconds": r.seconds,
-        "power": r.power,
+        "power": r.power, "invocations": r.fit.n_invocations if r.fit else None,
+        "invocations_sampled": len(r.fit.audits) if r.fit else None,
+        "invocations_flagged": len(r.fit.flagged()) if r.fit else None,
+        "charges_sum": float(r.fit.charges_sum) if r.fit else None,
     } for r in rows])
     return Table("audit",
                  f"Empirical privacy audit: {level} lower bounds on the privacy loss of each mechanism "
