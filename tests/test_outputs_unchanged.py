@@ -137,14 +137,35 @@ def test_every_difference_is_named():
     assert reason.index("numpy.libs") < reason.index("scipy.libs") < reason.index("NumPy SIMD") < reason.index("SciPy")
 
 
-def test_this_process_reads_what_numpy_dispatches_to():
-    """The SIMD level is what NumPy uses here: ``numpy.show_runtime()``'s found targets, baseline beside them."""
-    from numpy._core._multiarray_umath import __cpu_baseline__, __cpu_dispatch__, __cpu_features__
+def test_the_simd_level_is_what_numpy_dispatches_to_here():
+    """``numpy.show_runtime()``'s targets found, and none of those ``NPY_DISABLE_CPU_FEATURES`` turns off."""
+    import contextlib
+    import io
+    import json
+    import os
+    import re
+    import subprocess
+    import sys
+
+    from paceggm.bench import bits
 
     env = bit_environment()
-    assert env["numpy_simd"] == {"baseline": list(__cpu_baseline__),
-                                 "dispatch": [t for t in __cpu_dispatch__ if __cpu_features__[t]]}
     assert set(env) == set(ITEMS) and env["numpy"] == np.__version__
+    shown = io.StringIO()
+    with contextlib.redirect_stdout(shown):
+        np.show_runtime()
+    found = re.search(r"'found': \[([^\]]*)\]", shown.getvalue().replace("\n", " ")).group(1)
+    assert env["numpy_simd"]["dispatch"] == re.findall(r"'(\w+)'", found)
+    # every target found here turned off: NumPy runs its baseline loops, and the level says so (the module
+    # alone, by its path: the package would import scikit-learn)
+    capped = subprocess.run(
+        [sys.executable, "-c", "import importlib.util as u, json, sys; s = u.spec_from_file_location('bits', sys.argv[1]); "
+                               "m = u.module_from_spec(s); s.loader.exec_module(m); print(json.dumps(m.numpy_simd()))",
+         bits.__file__],
+        env={**os.environ, "NPY_DISABLE_CPU_FEATURES": " ".join([os.environ.get("NPY_DISABLE_CPU_FEATURES", ""),
+                                                                 *env["numpy_simd"]["dispatch"]]).strip()},
+        capture_output=True, text=True, check=True)
+    assert json.loads(capped.stdout) == {"baseline": env["numpy_simd"]["baseline"], "dispatch": []}
 
 
 @pytest.mark.parametrize("name", ["strict/ssp", "paper/paceggm", "synthetic/pace_ggm_components"])

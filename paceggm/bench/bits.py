@@ -22,14 +22,14 @@ from __future__ import annotations
 import platform
 from pathlib import Path
 
-__all__ = ["bit_differences", "bit_environment", "bit_mismatch", "describe"]
+__all__ = ["bit_differences", "bit_environment", "bit_mismatch", "describe", "numpy_simd"]
 
 #: The items of an environment, in the order they are described, with their names.
 ITEMS = {"blas": "BLAS", "numpy_simd": "NumPy SIMD", "numpy": "NumPy", "scipy": "SciPy", "python": "Python",
          "libc": "C library"}
 
 
-def _numpy_simd() -> dict:
+def numpy_simd() -> dict:
     """NumPy's baseline and the dispatch targets it uses here (what ``numpy.show_runtime()`` calls found)."""
     try:
         from numpy._core import _multiarray_umath as umath
@@ -54,7 +54,7 @@ def bit_environment() -> dict:
     libc = " ".join(platform.libc_ver()).strip()
     return {
         "blas": [{"library_dir": d, "internal_api": api, "architecture": arch, "version": v} for d, api, arch, v in libs],
-        "numpy_simd": _numpy_simd(),
+        "numpy_simd": numpy_simd(),
         "numpy": np.__version__,
         "scipy": scipy.__version__,
         "python": f"{platform.python_implementation()} {platform.python_version()}",
