@@ -56,7 +56,9 @@ class PrivateGridSearch(PrivateEstimator):
     Parameters
     ----------
     estimator : PrivateEstimator
-        The estimator to tune. Its own ``rho``/``epsilon``/``delta`` are ignored
+        The estimator to tune (one of the project's: it declares a data
+        ``bound`` and a ``bound_check``, which the search applies before
+        anything is spent). Its own ``rho``/``epsilon``/``delta`` are ignored
         (the search sets each fit's budget); its ``accountant``, if set, is
         charged the search's whole ``rho``, as ``accountant`` is.
     param_grid : dict or list of dicts
@@ -129,6 +131,9 @@ class PrivateGridSearch(PrivateEstimator):
     def _candidates(self) -> list[dict]:
         if not isinstance(self.estimator, PrivateEstimator):
             raise TypeError(f"estimator must be a paceggm private estimator, got {type(self.estimator).__name__}")
+        if not hasattr(self.estimator, "bound"):
+            raise TypeError(f"{type(self.estimator).__name__} declares no data bound: the search checks the data "
+                            "against each candidate's bound before anything is spent")
         candidates = list(ParameterGrid(self.param_grid))
         if not candidates:
             raise ValueError("param_grid has no candidate")
@@ -191,10 +196,10 @@ class PrivateGridSearch(PrivateEstimator):
         arr = check_data(X)
         n, d = arr.shape
         rho, candidates, fits, stage, each, n_hold, sensitivity = self._settings(n)
-        bound = float(max(getattr(est, "bound", 1.0) for est in fits))
+        bound = float(max(est.bound for est in fits))
         check_bound(bound, d=d)
         for est in fits:  # data a candidate would refuse are refused before anything is paid
-            if getattr(est, "bound_check", "raise") == "raise":
+            if est.bound_check == "raise":
                 enforce_bound(arr, float(est.bound), "raise")
         rng = check_random_state(self.random_state)
         self._pay(rho)
@@ -204,7 +209,7 @@ class PrivateGridSearch(PrivateEstimator):
         y_arr = None if y is None else np.asarray(y)
         for est in fits:
             est.set_params(random_state=rng.integers(2**63))
-            est.fit(arr[train]) if y_arr is None else est.fit(arr[train], y_arr[train])
+            est.fit(arr[train], None if y_arr is None else y_arr[train])
         X_hold = arr[hold]
         if callable(self.scoring):
             y_hold = None if y_arr is None else y_arr[hold]
@@ -215,13 +220,12 @@ class PrivateGridSearch(PrivateEstimator):
             raise ValueError("a candidate's score is not finite: the scoring must return finite numbers")
         best = exponential_mechanism(scores, rho=stage, sensitivity=sensitivity, rng=rng)
 
-        refit_rho = 0.0
         charges = [Charge(stage, f"{len(fits)} candidate fits (training part) ∥ selection (hold-out part)")]
         if self.refit_fraction > 0:
             refit_rho = _float_at_most(Fraction(rho) - Fraction(stage))
             final = clone(self.estimator).set_params(**candidates[best], rho=refit_rho, epsilon=None, delta=None,
                                                      accountant=None, random_state=rng.integers(2**63))
-            final.fit(arr) if y_arr is None else final.fit(arr, y_arr)
+            final.fit(arr, y_arr)
             charges.append(Charge(refit_rho, "refit of the chosen setting (all rows)"))
         else:
             final = fits[best]

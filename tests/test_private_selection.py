@@ -9,8 +9,10 @@ These run under mutation testing: keep them small.
 import gc
 import math
 import pickle
+import re
 import warnings
 from fractions import Fraction
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -98,17 +100,38 @@ def test_callable_scoring_for_a_regressor():
     assert search.best_params_["failure_prob"] in (0.05, 0.2) and search.rho_spent_ <= 2.0
 
 
+def _zero(est, X_hold, y_hold):
+    return 0.0
+
+
 @pytest.mark.parametrize("kwargs, error, match", [
     (dict(param_grid={"rho": [1.0]}), ValueError, "may not set"),
     (dict(param_grid={"random_state": [0]}), ValueError, "may not set"),
     (dict(param_grid={"alpha": [0.3, 2.0]}), ValueError, "alpha"),
     (dict(param_grid={}), None, None),
-    (dict(refit_fraction=1.0), ValueError, "refit_fraction"),
-    (dict(holdout=0.0), ValueError, "holdout"),
+    (dict(param_grid=[]), ValueError, "^param_grid has no candidate$"),
+    (dict(refit_fraction=1.0), ValueError, "refit_fraction must be in"),
+    (dict(refit_fraction=False), ValueError, "refit_fraction must be in"),
+    (dict(refit_fraction="0.5"), ValueError, "refit_fraction must be in"),
+    (dict(holdout=0.0), ValueError, "holdout must be in"),
+    (dict(holdout=1.0), ValueError, "holdout must be in"),
+    (dict(holdout="0.5"), ValueError, "holdout must be in"),
+    (dict(holdout=0.0005), ValueError, "leaves 0 hold-out and 500 training rows of 500: both parts need rows"),
+    (dict(holdout=0.998), ValueError, "leaves 499 hold-out and 1 training rows of 500: both parts need rows"),
     (dict(scoring="r2"), ValueError, "scoring"),
-    (dict(scoring=lambda e, X, y: 0.0), ValueError, "score_sensitivity"),
-    (dict(estimator=AdaSSP()), ValueError, "frobenius"),
-    (dict(estimator=object()), TypeError, "private estimator"),
+    (dict(scoring=_zero), ValueError,
+     re.escape("a callable scoring needs score_sensitivity (its change when one hold-out row is replaced)")),
+    (dict(scoring=_zero, score_sensitivity=0.0), ValueError, "score_sensitivity must be a finite number > 0, got 0.0"),
+    (dict(scoring=_zero, score_sensitivity=-1.0), ValueError, "score_sensitivity must be a finite number > 0"),
+    (dict(scoring=_zero, score_sensitivity=math.inf), ValueError, "score_sensitivity must be a finite number > 0"),
+    (dict(estimator=AdaSSP()), ValueError,
+     re.escape("scoring='frobenius' scores covariance estimators; for AdaSSP pass scoring=callable")),
+    (dict(estimator=object()), TypeError, "private estimator, got object"),
+    (dict(estimator=PrivateGridSearch(SSP(), {}), scoring=_zero, score_sensitivity=1.0), TypeError,
+     "^PrivateGridSearch declares no data bound: the search checks the data against each candidate's bound "
+     "before anything is spent$"),
+    # d·B² overflows at d = 3 (not at d = 1): refused by the search, not by a candidate after paying
+    (dict(estimator=SSP(), param_grid={"bound": [1.0, 3.2e153]}), ValueError, "too large"),
 ])
 def test_bad_settings_are_refused_before_anything_is_spent(kwargs, error, match):
     acc, inner = ZCDPAccountant(1.0), ZCDPAccountant(1.0)
@@ -300,7 +323,8 @@ def test_a_refusal_by_either_accountant_charges_neither(tmp_path, inner_kind, er
     with pytest.raises(error, match="nothing|ledger"):
         PrivateGridSearch(SSP(accountant=inner), grid, rho=0.6, accountant=outer, random_state=0).fit(X)
     assert outer.spent == 0.0 and inner.spent == 0.0
-    with pytest.raises(BudgetExceededError, match="nothing was charged"):  # the outer one short: neither either
+    short = r"charging rho=0\.6 for 'PrivateGridSearch\.fit' would exceed the budget 0\.5 of .* by 0\.1; nothing was charged"
+    with pytest.raises(BudgetExceededError, match=short):  # the outer one short: neither either
         PrivateGridSearch(SSP(accountant=outer), grid, rho=0.6, accountant=ZCDPAccountant(0.5)).fit(X)
     assert outer.spent == 0.0
 
@@ -317,6 +341,50 @@ def test_a_budget_is_refused_only_when_it_cannot_pay():
 
 def test_a_refit_without_an_accountant_warns_and_counts_both_fits():
     search = PrivateGridSearch(SSP(), {"bound": [1.0, 2.0]}, rho=0.25, random_state=0).fit(_rows())
-    with pytest.warns(PrivacyBudgetWarning, match="fitted again"):
+    with pytest.warns(PrivacyBudgetWarning, match="fitted again without an accountant: this fit spends rho=0.25 more"):
         search.fit(_rows())
     assert search.rho_spent_ == 0.5
+
+
+@pytest.mark.parametrize("f", [0.0, 0.5])
+def test_a_seed_fixes_the_search_and_every_fit_draws_its_own_noise(recorded, f):
+    fits, _ = recorded
+    X = _rows()
+    runs = [PrivateGridSearch(_Recorder(), {"bound": [1.0, 1.5, 2.0]}, rho=1.0, refit_fraction=f, random_state=3).fit(X)
+            for _ in range(2)]
+    assert runs[0].best_index_ == runs[1].best_index_ and runs[0].n_features_in_ == 3
+    assert np.array_equal(runs[0].best_estimator_.covariance_, runs[1].best_estimator_.covariance_)
+    # distinct seeds from 63 bits (above 2^32 for this random_state; in a small range two fits would
+    # share their noise often, and it would cancel in the difference of their releases)
+    seeds = [est.random_state for est, _, _ in fits[:len(fits) // 2]]
+    assert len(set(seeds)) == len(seeds) and min(seeds) >= 2**32
+
+
+def test_the_smallest_parts_are_accepted():
+    X = _rows(n=5)
+    for holdout in (0.2, 0.6):  # one hold-out row; two training rows
+        search = PrivateGridSearch(SSP(), {"bound": [1.0, 2.0]}, rho=1.0, holdout=holdout, random_state=0).fit(X)
+        assert search.best_index_ in (0, 1)
+
+
+def test_the_tuned_estimators_own_budget_and_a_clipping_bound_check_are_respected(recorded):
+    fits, _ = recorded
+    X = _rows() * 2.0  # outside a bound of 1: clipped by the candidates, as they declare
+    PrivateGridSearch(_Recorder(epsilon=1.0, delta=1e-6, bound_check="clip"), {"bound": [1.0, 1.5]}, rho=0.5,
+                      random_state=0).fit(X)
+    assert [r for _, _, r in fits] == [0.125, 0.125, 0.25]
+
+
+def test_a_score_that_is_not_finite_is_refused():
+    with pytest.raises(ValueError, match="^a candidate's score is not finite: the scoring must return finite numbers$"):
+        PrivateGridSearch(SSP(), {"bound": [1.0, 2.0]}, rho=1.0, scoring=lambda e, X, y: math.nan,
+                          score_sensitivity=1.0, random_state=0).fit(_rows())
+
+
+def test_the_frobenius_score_adds_the_mean_back():
+    rng = np.random.default_rng(0)
+    X_hold = rng.uniform(-1, 1, size=(30, 3))
+    fitted = SimpleNamespace(covariance_=np.eye(3) * 0.2, location_=np.array([0.5, -0.25, 0.1]))
+    scores, _ = frobenius_scores([fitted], X_hold, bound=1.0)
+    second_moment = fitted.covariance_ + np.outer(fitted.location_, fitted.location_)
+    assert scores[0] == pytest.approx(-np.linalg.norm(second_moment - X_hold.T @ X_hold / 30), rel=1e-12)
