@@ -269,7 +269,8 @@ def _prune(cfg, *, failed: bool, policy: str | None, commit: str | None, dry_run
         print(f"{'would prune' if dry_run else 'pruned'} {len(chosen)} of {len(scan.rows)} cells ({what}) "
               f"of {store.root}" + (f"; {unknown} cells record no policy or commit and are kept" if unknown else ""))
         if not dry_run:
-            print(collect(store, quarantine=True)[1].format())
+            print(collect(store, grid=_recipe_cells(cfg) or None, declared_policy=cfg.get("bound_check", "auto"),
+                          quarantine=True)[1].format())
     return 0
 
 

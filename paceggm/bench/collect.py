@@ -234,5 +234,5 @@ def collect(store: RunStore, *, expected: Sequence[Cell] | None = None, grid: Se
             strays[policy] = strays.get(policy, 0) + 1
     report = CollectReport(store.results_path, len(df), n_ok, len(df) - n_ok, missing, scan.corrupt,
                            n_outside, None if expected is None else len(expected), moved,
-                           by_policy, strays, write)
+                           by_policy, strays, write or _unchanged(df, store.results_path))
     return df, report
