@@ -44,10 +44,11 @@ from paceggm.exceptions import BudgetExceededError
 from paceggm.privacy import Charge, FileZCDPAccountant, exponential_mechanism, full_sensitivity
 from paceggm.privacy.accountant import check_accountant
 from paceggm.privacy.ledger import _float_at_most
+from paceggm.privacy.mechanisms import check_noise
 
 __all__ = ["PrivateGridSearch"]
 
-_BUDGET_PARAMS = ("rho", "epsilon", "delta", "accountant", "random_state")
+_BUDGET_PARAMS = ("rho", "epsilon", "delta", "accountant", "noise", "random_state")
 
 
 class PrivateGridSearch(PrivateEstimator):
@@ -86,6 +87,14 @@ class PrivateGridSearch(PrivateEstimator):
         Required with a callable ``scoring``.
     random_state : None, int, SeedSequence or Generator
         The split, the candidates' noise and the selection. ``None`` for a real release.
+
+    Notes
+    -----
+    The search draws as the tuned estimator does: with ``estimator.noise="exact"``
+    the selection uses the exact exponential mechanism too, and with
+    ``random_state=None`` the candidates, the selection and the refit draw every
+    noise bit from :mod:`secrets` (README, *Exact noise*); only the split, which
+    does not depend on the data, comes from a NumPy Generator.
 
     Attributes
     ----------
@@ -201,14 +210,17 @@ class PrivateGridSearch(PrivateEstimator):
         for est in fits:  # data a candidate would refuse are refused before anything is paid
             if est.bound_check == "raise":
                 enforce_bound(arr, float(est.bound), "raise")
+        noise = check_noise(self.estimator.noise)
         rng = check_random_state(self.random_state)
+        # Exact noise, unseeded, is a real release: every fit's and the selection's bits come from secrets.
+        from_secrets = noise == "exact" and self.random_state is None
         self._pay(rho)
 
         order = rng.permutation(n)  # independent of the data: each row lands in one part
         hold, train = np.sort(order[:n_hold]), np.sort(order[n_hold:])
         y_arr = None if y is None else np.asarray(y)
         for est in fits:
-            est.set_params(random_state=rng.integers(2**63))
+            est.set_params(random_state=None if from_secrets else rng.integers(2**63))
             est.fit(arr[train], None if y_arr is None else y_arr[train])
         X_hold = arr[hold]
         if callable(self.scoring):
@@ -218,13 +230,15 @@ class PrivateGridSearch(PrivateEstimator):
             scores, sensitivity = frobenius_scores(fits, X_hold, bound=bound)
         if not np.all(np.isfinite(scores)):
             raise ValueError("a candidate's score is not finite: the scoring must return finite numbers")
-        best = exponential_mechanism(scores, rho=stage, sensitivity=sensitivity, rng=rng)
+        best = exponential_mechanism(scores, rho=stage, sensitivity=sensitivity, rng=None if from_secrets else rng,
+                                     noise=noise)
 
         charges = [Charge(stage, f"{len(fits)} candidate fits (training part) ∥ selection (hold-out part)")]
         if self.refit_fraction > 0:
             refit_rho = _float_at_most(Fraction(rho) - Fraction(stage))
             final = clone(self.estimator).set_params(**candidates[best], rho=refit_rho, epsilon=None, delta=None,
-                                                     accountant=None, random_state=rng.integers(2**63))
+                                                     accountant=None,
+                                                     random_state=None if from_secrets else rng.integers(2**63))
             final.fit(arr, y_arr)
             charges.append(Charge(refit_rho, "refit of the chosen setting (all rows)"))
         else:

@@ -107,6 +107,8 @@ def _zero(est, X_hold, y_hold):
 @pytest.mark.parametrize("kwargs, error, match", [
     (dict(param_grid={"rho": [1.0]}), ValueError, "may not set"),
     (dict(param_grid={"random_state": [0]}), ValueError, "may not set"),
+    (dict(param_grid={"noise": ["fast", "exact"]}), ValueError, re.escape("may not set ['noise']")),
+    (dict(estimator=PACEGGM(noise="exactly")), ValueError, "^noise must be one of"),
     (dict(param_grid={"alpha": [0.3, 2.0]}), ValueError, "alpha"),
     (dict(param_grid={}), None, None),
     (dict(param_grid=[]), ValueError, "^param_grid has no candidate$"),
@@ -171,9 +173,9 @@ def recorded(monkeypatch):
     monkeypatch.setattr(_Recorder, "fits", [])
     picks = []
 
-    def spy(scores, *, rho, sensitivity, rng):
-        best = exponential_mechanism(scores, rho=rho, sensitivity=sensitivity, rng=rng)
-        picks.append(dict(scores=np.array(scores), rho=rho, sensitivity=sensitivity, best=best))
+    def spy(scores, *, rho, sensitivity, rng, noise):
+        best = exponential_mechanism(scores, rho=rho, sensitivity=sensitivity, rng=rng, noise=noise)
+        picks.append(dict(scores=np.array(scores), rho=rho, sensitivity=sensitivity, best=best, rng=rng, noise=noise))
         return best
 
     monkeypatch.setattr(selection, "exponential_mechanism", spy)
@@ -358,6 +360,26 @@ def test_a_seed_fixes_the_search_and_every_fit_draws_its_own_noise(recorded, f):
     # share their noise often, and it would cancel in the difference of their releases)
     seeds = [est.random_state for est, _, _ in fits[:len(fits) // 2]]
     assert len(set(seeds)) == len(seeds) and min(seeds) >= 2**32
+
+
+def test_exact_noise_follows_the_tuned_estimator_and_unseeded_draws_from_secrets(recorded, monkeypatch):
+    fits, picks = recorded
+    X = _rows()
+    # seeded: the selection draws exactly from the search's Generator, each fit from its own seed
+    search = PrivateGridSearch(_Recorder(noise="exact"), {"bound": [1.0, 1.5]}, rho=1.0, random_state=3).fit(X)
+    assert picks[0]["noise"] == "exact" and isinstance(picks[0]["rng"], np.random.Generator)
+    assert all(isinstance(est.random_state, (int, np.integer)) and est.noise == "exact" for est, _, _ in fits)
+    assert search.best_estimator_.noise == "exact" and search.rho_spent_ == 1.0
+    # unseeded: a real release; no Generator reaches the selection or any fit's noise
+    fits.clear(), picks.clear()
+    PrivateGridSearch(_Recorder(noise="exact"), {"bound": [1.0, 1.5]}, rho=1.0).fit(X)
+    assert picks[0]["noise"] == "exact" and picks[0]["rng"] is None
+    assert len(fits) == 3 and all(est.random_state is None for est, _, _ in fits)
+    # fast noise stays as it was: a Generator for the selection, a seed for each fit
+    fits.clear(), picks.clear()
+    PrivateGridSearch(_Recorder(), {"bound": [1.0, 1.5]}, rho=1.0).fit(X)
+    assert picks[0]["noise"] == "fast" and isinstance(picks[0]["rng"], np.random.Generator)
+    assert all(isinstance(est.random_state, (int, np.integer)) for est, _, _ in fits)
 
 
 def test_the_smallest_parts_are_accepted():
