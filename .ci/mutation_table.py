@@ -12,6 +12,8 @@ patterns alone) are written as a section of the existing file instead, in the sa
 replacing that section if it is there and leaving the rest of the file as it is:
 
     python .ci/mutation_table.py --out docs/mutation.md --section PATTERN...
+
+``--commit`` names the commit whose code was run (a snapshot's ``git rev-parse --short HEAD``).
 """
 
 from __future__ import annotations
@@ -138,9 +140,11 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--section", action="store_true",
                         help="write the patterns' results as a section of the existing --out, not the whole file")
+    parser.add_argument("--commit", help="the commit whose code the run tested, named in the output")
     parser.add_argument("patterns", nargs="+")
     args = parser.parse_args(argv)
     status = results(args.patterns)
+    at = [f"Run at commit `{args.commit}`.", ""] if args.commit else []
     reasons = json.loads(REASONS.read_text()) if REASONS.exists() else {}
     scope = ", ".join(f"`{p}`" for p in args.patterns)
     if args.section:
@@ -149,11 +153,11 @@ def main(argv=None) -> int:
                  "The table above is the last run over the scope without these mutants. They were run on their own",
                  "(`.ci/mutation_run.py` and `.ci/mutation_fresh.py` given these patterns alone), each against the",
                  "tests that reach it; the next `make mutation` runs them with the rest of the scope and counts them",
-                 "in the table above.", "", *body]
+                 "in the table above.", "", *at, *body]
         text = with_section(args.out.read_text(encoding="utf-8"), args.patterns, lines)
     else:
         body, unexplained = results_lines(status, reasons, heading="##", after_counts=(*RUNS, ""))
-        lines = ["# Mutation testing", "", *INTRO, "", "Scope: " + scope, "", *body]
+        lines = ["# Mutation testing", "", *INTRO, "", "Scope: " + scope, "", *at, *body]
         text = "\n".join(lines) + "\n"
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")
