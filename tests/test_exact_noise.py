@@ -67,14 +67,53 @@ def test_discrete_gaussian_fits_its_pmf_and_the_test_rejects_a_sigma_off_by_ten_
     assert _chi2_p(wrong, _discrete_gaussian_pmf(4.0)) < P_MIN
 
 
-def test_discrete_laplace_fits_its_pmf():
-    scale = Fraction(3, 2)
+@pytest.mark.parametrize("scale", [Fraction(3, 2), Fraction(1, 2)])  # the second below one grid unit
+def test_discrete_laplace_fits_its_pmf(scale):
     bits = _bits(4)
     draws = [exact.discrete_laplace(scale, bits) for _ in range(N_DRAWS)]
     ys = np.arange(-60, 61)
-    w = np.exp(-np.abs(ys) / 1.5)
+    w = np.exp(-np.abs(ys) / float(scale))
     w /= w.sum()
     assert _chi2_p(draws, {int(y): float(p) for y, p in zip(ys, w) if p * N_DRAWS >= 5}) > P_MIN
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda b: exact.bernoulli_exp(Fraction(-1, 3), b), "bernoulli_exp needs x >= 0, got -1/3"),
+    (lambda b: exact.discrete_laplace(0, b), "discrete_laplace needs scale > 0, got 0"),
+    (lambda b: exact.discrete_laplace(Fraction(-1, 2), b), "discrete_laplace needs scale > 0, got -1/2"),
+    (lambda b: exact.discrete_gaussian(0, b), "discrete_gaussian needs sigma2 > 0, got 0"),
+    (lambda b: exact.exponential_index([1, 2], Fraction(-1, 2), b), "exponential_index needs c >= 0, got -1/2"),
+    (lambda b: exact.exponential_index([], 1, b), "exponential_index needs at least one candidate"),
+    (lambda b: b.below(0), "below needs n >= 1, got 0"),
+    (lambda b: exact.RandomBits(7), "exact noise draws its bits from a numpy Generator or from secrets (None), got 7"),
+], ids=["bernoulli_exp", "laplace-zero", "laplace-negative", "gaussian", "exp-c", "exp-empty", "below", "bits"])
+def test_the_samplers_refuse_what_they_cannot_draw_in_one_line(call, message):
+    with pytest.raises((ValueError, TypeError)) as info:
+        call(_bits(0))
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize("shape, ceil_sqrt_k", [((), 1), ((1,), 1), ((2,), 2), ((4,), 2), ((5,), 3), ((3, 3), 3)])
+def test_the_exact_gaussian_sigma_pays_exactly_the_grid_rounding_of_its_coordinates(shape, ceil_sqrt_k):
+    # Δ = 1, ρ = 1/2: σ0 = 1, so the grid step is 2^-32 and s = Δ/γ + ⌈sqrt(k)⌉ = 2^32 + ⌈sqrt(k)⌉ grid units,
+    # a double exactly; a scalar is one coordinate.
+    noisy, sigma = exact.gaussian(np.zeros(shape), rho=0.5, sensitivity=1.0, bits=_bits(0))
+    assert sigma == 1.0 + ceil_sqrt_k * 2.0**-32
+    assert np.shape(noisy) == shape
+
+
+def test_the_exact_gaussian_mechanism_releases_a_matrix_in_its_shape_as_the_fast_one_does():
+    value = np.arange(6.0).reshape(2, 3)
+    for noise in ("fast", "exact"):
+        noisy, sigma = gaussian_mechanism(value, rho=50.0, sensitivity=1.0, rng=np.random.default_rng(0), noise=noise)
+        assert noisy.shape == (2, 3) and np.all(np.abs(noisy - value) < 6 * sigma), noise
+
+
+def test_the_exact_gaussian_reads_the_query_in_doubles():
+    # 1e30 in float32 is 2^32 · 1e30 grid steps once on the grid: beyond float32's range, well inside a double's.
+    value = np.array([1e30, -2.5], dtype=np.float32)
+    noisy, sigma = exact.gaussian(value, rho=0.5, sensitivity=1.0, bits=_bits(0))
+    assert noisy.dtype == np.float64 and noisy[0] == float(value[0]) and abs(noisy[1] + 2.5) < 6 * sigma
 
 
 def test_the_exact_gaussian_mechanism_at_its_grid_scale_is_gaussian_with_the_stated_sigma():
@@ -145,6 +184,30 @@ def test_exact_sparse_vector_fires_where_the_noise_allows():
     assert set(picks) <= {2, 3} and picks.count(2) > 150  # ε = 4: noise of scale 1 against gaps of 10s
     far_below = sparse_vector(-1e3 * np.ones(5), threshold=0.0, rho=8.0, sensitivity=1.0, rng=rng, noise="exact")
     assert far_below == 5
+
+
+def test_exact_sparse_vector_pays_for_the_rounding_of_its_queries_and_fires_on_reaching_the_threshold(monkeypatch):
+    scales = []
+
+    def record(scale, bits):
+        scales.append(Fraction(scale))
+        return 0
+
+    monkeypatch.setattr(exact, "discrete_laplace", record)
+    # sqrt(2ρ) = sqrt(2) rounds up in doubles: the sampler's ε must be a rational below it.
+    delta, rho = 0.004, 1.0
+    assert Fraction(math.sqrt(2 * rho)) ** 2 > 2 * Fraction(rho)
+    rng = np.random.default_rng(0)
+    assert sparse_vector(np.array([-1.0, -2.0, -3.0]), threshold=0.0, rho=rho, sensitivity=delta, rng=rng,
+                         noise="exact") == 3
+    step = Fraction(2) ** (math.frexp(delta)[1] - 1 - exact.GRID_BITS)
+    shift = math.floor(Fraction(delta) / step) + 1  # a rounded query moves by at most this many grid steps
+    eps = 2 * shift / scales[0]  # the ε the threshold's noise scale 2 shift/ε implies
+    assert eps * eps <= 2 * Fraction(rho) and float(eps) == pytest.approx(math.sqrt(2 * rho), rel=1e-15)
+    assert scales[1:] == [4 * shift / eps] * 3
+    # With no noise, a query equal to the threshold reaches it: AboveThreshold fires on >=.
+    assert sparse_vector(np.array([-1.0, 0.0, 1.0]), threshold=0.0, rho=rho, sensitivity=delta, rng=rng,
+                         noise="exact") == 1
 
 
 def _X(n=2000, d=5, seed=0):

@@ -276,7 +276,7 @@ def gaussian(value, *, rho: float, sensitivity: float, bits: RandomBits):
     delta_grid = delta_q / gamma + (math.isqrt(k - 1) + 1)
     sigma2 = delta_grid * delta_grid / (2 * rho_q)
     centre = _on_grid(value, e)
-    noise = np.array([discrete_gaussian(sigma2, bits) for _ in range(value.size)], dtype=float)
+    noise = np.array([discrete_gaussian(sigma2, bits) for _ in range(value.size)], dtype=float).reshape(value.shape)
     noisy = np.ldexp(centre + noise, e)
     sigma = math.ldexp(math.sqrt(sigma2), e)
     return (float(noisy) if noisy.ndim == 0 else noisy.reshape(value.shape)), sigma
