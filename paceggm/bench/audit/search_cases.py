@@ -51,8 +51,8 @@ def _chosen_index(X, rng) -> float:
 
 def _selection_at_whole_rho(exponential_mechanism):
     # The bug: the selection is charged (1 − f)ρ but run at ρ.
-    return lambda scores, *, rho, sensitivity, rng: exponential_mechanism(scores, rho=_RHO, sensitivity=sensitivity,
-                                                                         rng=rng)
+    return lambda scores, *, rho, sensitivity, rng, **kw: exponential_mechanism(scores, rho=_RHO, sensitivity=sensitivity,
+                                                                               rng=rng, **kw)
 
 
 def _broken_chosen_index(X, rng) -> float:
