@@ -99,7 +99,7 @@ def test_the_exact_gaussian_sigma_pays_exactly_the_grid_rounding_of_its_coordina
     # a double exactly; a scalar is one coordinate.
     noisy, sigma = exact.gaussian(np.zeros(shape), rho=0.5, sensitivity=1.0, bits=_bits(0))
     assert sigma == 1.0 + ceil_sqrt_k * 2.0**-32
-    assert np.shape(noisy) == shape
+    assert np.shape(noisy) == shape and isinstance(noisy, float) == (shape == ())  # a scalar as a float
 
 
 def test_the_exact_gaussian_mechanism_releases_a_matrix_in_its_shape_as_the_fast_one_does():
@@ -114,6 +114,32 @@ def test_the_exact_gaussian_reads_the_query_in_doubles():
     value = np.array([1e30, -2.5], dtype=np.float32)
     noisy, sigma = exact.gaussian(value, rho=0.5, sensitivity=1.0, bits=_bits(0))
     assert noisy.dtype == np.float64 and noisy[0] == float(value[0]) and abs(noisy[1] + 2.5) < 6 * sigma
+
+
+def test_the_exact_exponential_index_reads_a_list_as_an_array_and_is_uniform_at_c_zero():
+    utilities, c = [0, 3, 1, 2], Fraction(1, 2)
+    from_list = [exact.exponential_index(utilities, c, bits) for bits in [_bits(10)] for _ in range(300)]
+    from_array = [exact.exponential_index(np.array(utilities, dtype=float), c, bits)
+                  for bits in [_bits(10)] for _ in range(300)]
+    assert from_list == from_array
+    bits = _bits(11)
+    uniform = [exact.exponential_index(utilities, 0, bits) for _ in range(4000)]
+    assert _chi2_p(uniform, dict.fromkeys(range(4), 0.25)) > P_MIN
+
+
+@pytest.mark.parametrize("mechanism", ["gaussian", "exponential", "sparse_vector"])
+def test_exact_mechanisms_refuse_a_bad_budget_or_sensitivity_as_fast_ones_do(mechanism):
+    call = {"gaussian": lambda **kw: gaussian_mechanism(1.0, **kw),
+            "exponential": lambda **kw: exponential_mechanism(np.array([0.0, 1.0]), **kw),
+            "sparse_vector": lambda **kw: sparse_vector(np.array([0.0, 1.0]), threshold=0.5, **kw)}[mechanism]
+    for bad in ({"rho": 0.0, "sensitivity": 1.0}, {"rho": 1.0, "sensitivity": 0.0}, {"rho": 1.0, "sensitivity": -1.0}):
+        messages = []
+        for noise in ("fast", "exact"):
+            with pytest.raises(ValueError) as info:
+                call(**bad, rng=np.random.default_rng(0), noise=noise)
+            messages.append(str(info.value))
+        assert messages[0] == messages[1], bad
+        assert ("sensitivity" if bad["rho"] else "rho") in messages[1]
 
 
 def test_the_exact_gaussian_mechanism_at_its_grid_scale_is_gaussian_with_the_stated_sigma():
