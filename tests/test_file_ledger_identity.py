@@ -25,6 +25,7 @@ And two properties of the critical section: of several creators at once exactly 
 while a charge waits for the lock is seen by that charge.
 """
 
+import hashlib
 import json
 import multiprocessing
 import os
@@ -336,3 +337,60 @@ def test_a_header_edited_while_a_charge_waits_for_the_lock_is_seen_by_that_charg
     waiting.join(timeout=10)
     assert len(outcome) == 1 and "changed since this handle opened it" in outcome[0]
     assert FileZCDPAccountant(path).charges == (Charge(0.25, "first"),)
+
+
+def _damaged(path, why):
+    return f"the accountant file {os.path.realpath(path)!r} is damaged or not an accountant file ({why}); nothing was charged"
+
+
+def test_each_damage_is_named_word_for_word(ledger):
+    acc, path = ledger
+    acc.charge(0.5, "second")  # the running totals: 1/4, then 3/4
+    original = path.read_bytes()
+    lines = original.decode().split("\n")[:-1]
+    header = json.loads(lines[0])
+    damages = {
+        b"": "ValueError: the file is empty",
+        original[:-1]: "ValueError: its last line is cut short",
+        (json.dumps(header | {"budget": (2.0).hex()}) + "\n" + "\n".join(lines[1:]) + "\n").encode():
+            "ValueError: its header does not match its own check: it was edited",
+        ("\n".join([*lines[:2], json.dumps(json.loads(lines[2]) | {"spent": "1/2"})]) + "\n").encode():
+            "ValueError: charge 2 records a total of 1/2, the charges up to it sum to 3/4",
+    }
+    for data, why in damages.items():
+        path.write_bytes(data)
+        with pytest.raises(LedgerFileError) as info:
+            FileZCDPAccountant(path)
+        assert str(info.value) == _damaged(path, why)
+
+
+@pytest.mark.parametrize("identity", ["", 7, None])
+def test_a_header_without_a_non_empty_string_identity_is_refused_even_with_a_matching_check(tmp_path, identity):
+    path = tmp_path / "b.jsonl"
+    budget = (1.0).hex()
+    check = hashlib.sha256(f"2:{identity}:{budget}".encode()).hexdigest()[:16]
+    path.write_text(json.dumps({"paceggm_zcdp_accountant": 2, "id": identity, "budget": budget, "check": check}) + "\n")
+    with pytest.raises(LedgerFileError) as info:
+        FileZCDPAccountant(path)
+    assert str(info.value) == _damaged(
+        path, f"ValueError: the ledger's identity must be a non-empty string, got {identity!r}")
+
+
+def test_the_constructor_says_how_to_make_a_budget_word_for_word(tmp_path):
+    path = tmp_path / "none.jsonl"
+    with pytest.raises(FileNotFoundError) as info:
+        FileZCDPAccountant(path)
+    assert str(info.value) == (
+        f"no accountant file at {os.path.realpath(path)!r}: opening never creates a budget. Make a new one with "
+        "FileZCDPAccountant.create(path, budget) — if a ledger was there, its charges are lost and the new one is "
+        "a fresh budget")
+
+
+def test_create_over_a_file_says_what_to_do_word_for_word(ledger):
+    _, path = ledger
+    with pytest.raises(FileExistsError) as info:
+        FileZCDPAccountant.create(path, budget=1.0)
+    assert str(info.value) == (
+        f"there is a file at {os.path.realpath(path)!r}: create never replaces it (a ledger's charges would be lost "
+        "and its budget start afresh). Open it with FileZCDPAccountant(path, budget); to start a new budget "
+        "deliberately, remove the file first")
