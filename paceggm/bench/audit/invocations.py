@@ -32,6 +32,9 @@ The exponential mechanism's law is read from the code itself (the logits it
 computes for these scores, or the weights of the row sampler), and its scores
 are moved one up by its sensitivity and all others down, the worst case of its
 guarantee: the count of that candidate over the ``k`` picks is the statistic.
+Each score's move is attained by some neighbour, all of them at once need not
+be: this audits the mechanism's claim for scores that each move within their
+sensitivity, which is the claim the code relies on.
 The sparse vector's invocations are recorded and must be paid for, but are not
 resampled (their queries are AdaptiveCov's own clipping counts).
 """
