@@ -24,6 +24,8 @@ from paceggm.bench.audit import cases as cases_module
 from paceggm.bench.audit import invocations as inv_module
 from paceggm.bench.audit.invocations import InvocationCase
 
+from bench_loaders import WORKER_PROCESSES
+
 # Draws per data set in the small audit: seconds, not minutes (a PACE-GGM fit costs ~1-3 ms). The
 # round-loop mutants are caught with room at 800 draws (the selection's at 1500); the baselines whose correct release uses
 # half its claim (SSP, GaussCov: a sqrt(2)-conservative sensitivity at d = 2) need more.
@@ -331,7 +333,7 @@ def test_cli_writes_tables_and_fails_on_a_violation(tmp_path, monkeypatch):
                      "--out", str(out)]) == 0
     md = (out / "audit.md").read_text()
     assert "caught" in md and "no violation found" in md and (out / "audit.tex").is_file()
-    assert "share of 20 audits on resamples" in md
+    assert "(20 for a whole-fit row; 5 for an invocation row" in md
     # The half-noise mechanism presented as correct: the audit must report it and exit non-zero.
     disguised = tuple(dataclasses.replace(c, broken=False) if c.name == "gaussian_half_noise" else c for c in CASES)
     monkeypatch.setattr(cli, "CASES", disguised)
@@ -355,3 +357,15 @@ def test_cli_fails_when_the_library_itself_is_mutated(tmp_path, monkeypatch):
     assert cli.main(["--draws", "800", "--cases", "pace_ggm_measure", "--power-reps", "0",
                      "--out", str(tmp_path)]) == 1
     assert "VIOLATION" in (tmp_path / "audit.md").read_text()
+
+
+@pytest.mark.xdist_group(WORKER_PROCESSES)  # with the other tests that start loky workers
+def test_the_rows_do_not_depend_on_the_number_of_workers(tmp_path):
+    cases = "gaussian,invocations_ssp_twice,invocations_diagonal"
+    tables = []
+    for jobs in ("1", "2"):
+        out = tmp_path / jobs
+        cli.main(["--draws", "2000", "--cases", cases, "--power-reps", "4", "--jobs", jobs, "--out", str(out)])
+        data = (out / "audit.md").read_text().splitlines()[4:]
+        tables.append([line.rsplit("|", 2)[0] for line in data])  # every column but the seconds
+    assert tables[0] == tables[1]
