@@ -13,7 +13,8 @@ replacing that section if it is there and leaving the rest of the file as it is:
 
     python .ci/mutation_table.py --out docs/mutation.md --section PATTERN...
 
-``--commit`` names the commit whose code was run (a snapshot's ``git rev-parse --short HEAD``).
+``--commit`` names the commit whose code was run (a snapshot's ``git rev-parse --short HEAD``); ``--note``
+adds a paragraph to a section (what else was checked, or how its tests were chosen).
 """
 
 from __future__ import annotations
@@ -141,6 +142,8 @@ def main(argv=None) -> int:
     parser.add_argument("--section", action="store_true",
                         help="write the patterns' results as a section of the existing --out, not the whole file")
     parser.add_argument("--commit", help="the commit whose code the run tested, named in the output")
+    parser.add_argument("--note", action="append", default=[],
+                        help="a paragraph written after the section's introduction (with --section; repeatable)")
     parser.add_argument("patterns", nargs="+")
     args = parser.parse_args(argv)
     status = results(args.patterns)
@@ -150,10 +153,10 @@ def main(argv=None) -> int:
     if args.section:
         body, unexplained = results_lines(status, reasons, heading="###")
         lines = [f"## {scope}, run on its own scope", "",
-                 "The table above is the last run over the scope without these mutants. They were run on their own",
-                 "(`.ci/mutation_run.py` and `.ci/mutation_fresh.py` given these patterns alone), each against the",
-                 "tests that reach it; the next `make mutation` runs them with the rest of the scope and counts them",
-                 "in the table above.", "", *at, *body]
+                 "The table above is the last full run over the scope, at an earlier commit. These mutants were run on",
+                 "their own (`.ci/mutation_run.py` and `.ci/mutation_fresh.py` given these patterns alone), each against",
+                 "the tests that reach it; the next `make mutation` runs them with the rest of the scope and counts them",
+                 "in the table above.", "", *at, *[line for note in args.note for line in (note, "")], *body]
         text = with_section(args.out.read_text(encoding="utf-8"), args.patterns, lines)
     else:
         body, unexplained = results_lines(status, reasons, heading="##", after_counts=(*RUNS, ""))

@@ -142,6 +142,27 @@ def test_exact_mechanisms_refuse_a_bad_budget_or_sensitivity_as_fast_ones_do(mec
         assert ("sensitivity" if bad["rho"] else "rho") in messages[1]
 
 
+def test_discrete_gaussian_below_unit_variance_fits_its_pmf():
+    bits = _bits(12)
+    draws = [exact.discrete_gaussian(Fraction(1, 2), bits) for _ in range(N_DRAWS)]
+    assert _chi2_p(draws, _discrete_gaussian_pmf(0.5)) > P_MIN
+
+
+def test_the_exact_mechanisms_read_float32_scores_and_queries_in_doubles():
+    # 1e30 is beyond float32's range once on the grid (2^32 steps per unit of sensitivity), inside a double's.
+    rng = np.random.default_rng(13)
+    big = np.array([0.0, 1e30], dtype=np.float32)
+    assert exponential_mechanism(big, rho=0.5, sensitivity=1.0, rng=rng, noise="exact") == 1
+    assert sparse_vector(big[::-1], threshold=0.0, rho=0.5, sensitivity=1.0, rng=rng, noise="exact") == 0
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered in ldexp:RuntimeWarning")
+def test_a_query_too_large_for_the_grid_is_refused_in_one_line():
+    with pytest.raises(ValueError) as info:
+        gaussian_mechanism(np.array([1e300]), rho=0.5, sensitivity=1e-10, rng=np.random.default_rng(0), noise="exact")
+    assert str(info.value) == "a value is too large for the exact noise's grid (it overflows a double once scaled)"
+
+
 def test_the_exact_gaussian_mechanism_at_its_grid_scale_is_gaussian_with_the_stated_sigma():
     # σ of the mechanism is 2^32 grid steps: the discrete law is the normal one to far below what 20,000 draws see.
     noisy, sigma = gaussian_mechanism(np.zeros(N_DRAWS), rho=0.5, sensitivity=1.0, rng=np.random.default_rng(5),
@@ -169,6 +190,13 @@ def test_the_rational_epsilon_never_exceeds_its_square_root(seed):
         for square in (8 * Fraction(rho), 2 * Fraction(rho)):
             eps = exact._rational_at_most(math.sqrt(float(square)), square)
             assert eps * eps <= square and eps > 0
+
+
+def test_the_rational_epsilon_is_the_square_root_itself_where_that_is_exact_and_refuses_a_wrong_root():
+    for square in (Fraction(4), Fraction(1), Fraction(9, 4), Fraction(1, 4), Fraction(1, 2**40)):
+        assert exact._rational_at_most(math.sqrt(float(square)), square) ** 2 == square
+    with pytest.raises(ValueError, match=r"^1\.5 is not the square root of 2\.0$"):
+        exact._rational_at_most(1.5, Fraction(2))
 
 
 def test_the_exact_exponential_mechanism_pays_for_the_rounding_of_its_scores(monkeypatch):

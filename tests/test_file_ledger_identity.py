@@ -394,3 +394,13 @@ def test_create_over_a_file_says_what_to_do_word_for_word(ledger):
         f"there is a file at {os.path.realpath(path)!r}: create never replaces it (a ledger's charges would be lost "
         "and its budget start afresh). Open it with FileZCDPAccountant(path, budget); to start a new budget "
         "deliberately, remove the file first")
+
+
+def test_charges_removed_from_the_end_are_refused_by_a_handle_that_only_read_them(ledger):
+    acc, path = ledger
+    reader = FileZCDPAccountant(path)  # opened at one charge
+    acc.charge(0.5, "second")
+    acc.charge(0.125, "third")
+    assert reader.spent == 0.875  # the reader has now seen three charges
+    _edit_in_place(path, lambda lines: lines[:3])
+    _refused(reader, path, r"holds 2 charges, fewer than the 3 this handle has seen: charges were removed")
