@@ -120,7 +120,7 @@ bench-stopping: install
 # --- privacy audit: confidence lower bounds on the privacy loss of the mechanisms on worst-case
 # neighbouring data sets, whole fits and every mechanism invocation of a fit of each registered method,
 # with broken controls it must catch (true ρ 2× and 4× the claim) -> figures/tables/audit.{md,tex}
-# (727 s = 12 min 7 s wall for 52 cases on 2 cores, 2 worker processes, measured beside other jobs at a load of
+# (669 s = 11 min 9 s wall for 52 cases on 2 cores, 2 worker processes, measured beside other jobs at a load of
 # 4-6; a small version runs in `make test`).
 # Fails if a bound exceeds a claim or a broken control is missed.
 .PHONY: audit package-check

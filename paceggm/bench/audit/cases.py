@@ -354,7 +354,7 @@ def _method_fit(spec):
 
 def _invocation_cases(spec) -> tuple[InvocationCase, ...]:
     data = _PACEGGM_TASK.get(spec.key, spec.task)
-    label = (spec.style.label if spec.style is not None else spec.key)
+    label = spec.target.partition(":")[2]  # the class: two registered methods share the label "PACE-GGM"
     common = dict(neighbours=_INVOCATION_NEIGHBOURS[data], rho=1.0, fit=_method_fit(spec),
                   inputs=_INVOCATION_INPUTS[data], bound=_BOUND,
                   statistic="each invocation: its release (Gaussian, projected on the move) or its count of one "
@@ -364,7 +364,7 @@ def _invocation_cases(spec) -> tuple[InvocationCase, ...]:
     # power; a baseline's one to three can have more draws at the same cost.
     common["draws"] = _PACEGGM_DRAWS if spec.key.startswith("paceggm") else _BASELINE_DRAWS
     return (
-        InvocationCase(f"invocations_{spec.key}", f"{label} fit (registered defaults, ρ = 1): every invocation",
+        InvocationCase(f"invocations_{spec.key}", f"{label} fit (class defaults, ρ = 1): every invocation",
                        broken=False, **common),
         InvocationCase(f"invocations_{spec.key}_twice", f"BROKEN: {label} fit, true ρ twice the claim "
                        f"(σ × {factor:.3g}, ε × sqrt 2): every invocation", broken=True,
