@@ -158,3 +158,19 @@ def harness_process(args, env=(), **kw) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "paceggm.bench", *args], cwd=TESTS.parent, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), **kw)
+
+
+def run_cli(capsys, *args) -> tuple[int, str, str]:
+    """The harness's command line in this process: its exit status, standard output and standard error."""
+    from paceggm.bench.__main__ import main
+
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_error_line(err: str) -> str:
+    """The one ``error: …`` line a refused command prints (no traceback, nothing else)."""
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in err, err
+    return lines[0]

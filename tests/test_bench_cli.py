@@ -15,43 +15,30 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from paceggm.bench.__main__ import main
 from paceggm.bench.cells import expand
 from paceggm.bench.config import compose_config, to_plain
 from paceggm.bench.runner import n_workers, run_sweep, store_for
 from paceggm.bench.store import RunStore, _payload_digest
 
-from bench_loaders import GATED, gate_env, harness_process
+from bench_loaders import GATED, gate_env, harness_process, one_error_line, run_cli
 from conftest import free_port
 
 SMALL = ["experiment=demo", "method=[paceggm]", "datasets=[syn1]", "rho=[0.1,1.0]", "trials=2",
          "loader=bench_loaders:small_loader", "progress=false", "backend.n_jobs=1"]
 
 
-def _run(capsys, *args) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def _one_error_line(err: str) -> str:
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in err, err
-    return lines[0]
-
-
 # ---------------------------------------------------------------- exit status
 
 def test_all_ok_exits_0_a_failed_cell_exits_1(tmp_path, capsys):
-    code, out, _ = _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")
+    code, out, _ = run_cli(capsys, "run", *SMALL, f"runs_dir={tmp_path}")
     assert code == 0 and "failures: 0" in out
     broken = "+method.broken={key:broken,target:'paceggm.no_such_module:Estimator'}"
-    code, out, _ = _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}", broken)
+    code, out, _ = run_cli(capsys, "run", *SMALL, f"runs_dir={tmp_path}", broken)
     assert code == 1 and "failures: 4" in out
 
 
 def test_unavailable_data_exits_0_and_is_reported(tmp_path, capsys):
-    code, out, _ = _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}", "datasets=[syn1,not_here]")
+    code, out, _ = run_cli(capsys, "run", *SMALL, f"runs_dir={tmp_path}", "datasets=[syn1,not_here]")
     assert code == 0 and "unavailable: 4" in out and "4 cells of not_here" in out
     assert "this grid: 8 cells, 4 stored, 4 missing" in out
 
@@ -90,16 +77,16 @@ def test_unavailable_data_exits_0_and_is_reported(tmp_path, capsys):
 def test_user_errors_get_one_line_exit_2_and_nothing_runs(tmp_path, capsys, override, words):
     # the default loader: names are checked against the data-set registry
     args = ["run", "experiment=demo", f"runs_dir={tmp_path}", "progress=false", override]
-    code, out, err = _run(capsys, *args)
-    assert code == 2 and words in _one_error_line(err)
+    code, out, err = run_cli(capsys, *args)
+    assert code == 2 and words in one_error_line(err)
     assert not list(tmp_path.iterdir())  # no store, no cell
 
 
 def test_runs_dir_naming_a_file_is_a_user_error(tmp_path, capsys):
     target = tmp_path / "a_file"
     target.write_text("x")
-    code, _, err = _run(capsys, "run", *SMALL, f"runs_dir={target}")
-    assert code == 2 and "is not a directory" in _one_error_line(err)
+    code, _, err = run_cli(capsys, "run", *SMALL, f"runs_dir={target}")
+    assert code == 2 and "is not a directory" in one_error_line(err)
     assert target.read_text() == "x"
 
 
@@ -114,29 +101,29 @@ def test_a_full_disk_is_one_line_and_the_store_stays_resumable(tmp_path, capsys,
         real_fsync(fd)
 
     monkeypatch.setattr(os, "fsync", fsync)
-    code, _, err = _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")
-    line = _one_error_line(err)
+    code, _, err = run_cli(capsys, "run", *SMALL, f"runs_dir={tmp_path}")
+    line = one_error_line(err)
     assert code == 2 and "No space left on device" in line and "cells" in line
     store = RunStore(tmp_path / "demo")
     assert len(store.scan().finished) == 2 and not list(store.cells_dir.glob(".*.tmp"))
     monkeypatch.setattr(os, "fsync", real_fsync)
-    code, out, _ = _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")
+    code, out, _ = run_cli(capsys, "run", *SMALL, f"runs_dir={tmp_path}")
     assert code == 0 and "already done: 2" in out and "ran: 2" in out
 
 
 def test_a_run_with_nothing_to_do_writes_nothing(tmp_path, capsys):
-    assert _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")[0] == 0
+    assert run_cli(capsys, "run", *SMALL, f"runs_dir={tmp_path}")[0] == 0
     store = RunStore(tmp_path / "demo")
     files = [store.manifest_path, store.results_path, *store.cells_dir.iterdir()]
     before = {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in files}
-    code, out, _ = _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")
+    code, out, _ = run_cli(capsys, "run", *SMALL, f"runs_dir={tmp_path}")
     assert code == 0 and "already done: 4" in out
     assert {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in files} == before
 
 
 def test_a_read_only_store_can_be_rechecked(tmp_path, capsys, monkeypatch):
     """Without write permission there is no lock to take; a finished store still reruns and collects."""
-    assert _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")[0] == 0
+    assert run_cli(capsys, "run", *SMALL, f"runs_dir={tmp_path}")[0] == 0
     real_open = os.open
 
     def read_only(path, flags, *a, **kw):
@@ -145,23 +132,23 @@ def test_a_read_only_store_can_be_rechecked(tmp_path, capsys, monkeypatch):
         return real_open(path, flags, *a, **kw)
 
     monkeypatch.setattr(os, "open", read_only)
-    code, out, _ = _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")
+    code, out, _ = run_cli(capsys, "run", *SMALL, f"runs_dir={tmp_path}")
     assert code == 0 and "already done: 4" in out and "collected 4 cells" in out
 
 
 def test_a_second_writer_is_refused_with_a_clear_line(tmp_path, capsys):
     with RunStore(tmp_path / "demo").lock():
-        code, _, err = _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")
-    assert code == 2 and "is being written by another run (pid" in _one_error_line(err)
+        code, _, err = run_cli(capsys, "run", *SMALL, f"runs_dir={tmp_path}")
+    assert code == 2 and "is being written by another run (pid" in one_error_line(err)
     assert not (tmp_path / "demo" / "cells").exists()
 
 
 def test_a_bad_scheduler_address_is_one_line(tmp_path, capsys):
     port = free_port()
     t0 = time.monotonic()
-    code, _, err = _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}", "backend=dask",
+    code, _, err = run_cli(capsys, "run", *SMALL, f"runs_dir={tmp_path}", "backend=dask",
                         f"backend.address=tcp://127.0.0.1:{port}", "backend.timeout=0.5")
-    assert code == 2 and f"cannot reach the dask scheduler at tcp://127.0.0.1:{port}" in _one_error_line(err)
+    assert code == 2 and f"cannot reach the dask scheduler at tcp://127.0.0.1:{port}" in one_error_line(err)
     assert time.monotonic() - t0 < 30
 
 
@@ -233,7 +220,7 @@ def test_a_signal_ends_the_run_cleanly_and_it_resumes(tmp_path, capsys, signum, 
     survivors = {p.name: p.read_bytes() for p in cells_dir.glob("*.json")}
     # The rerun in this process and on one worker (the cells do not depend on the workers): what is
     # tested is what it finds in the store, and a second interpreter's start-up would double the time.
-    code, out, err = _run(capsys, "run", *args[:-1], "backend.n_jobs=1")
+    code, out, err = run_cli(capsys, "run", *args[:-1], "backend.n_jobs=1")
     assert code == 0, err
     assert len(survivors) == 3 and "already done: 3" in out and "failures: 0" in out
     assert len(list(cells_dir.glob("*.json"))) == 8
@@ -244,15 +231,15 @@ def test_a_signal_ends_the_run_cleanly_and_it_resumes(tmp_path, capsys, signum, 
 # ---------------------------------------------------------------- results never shrink
 
 def test_a_reduced_grid_adds_to_the_table_and_summary_shows_its_view(tmp_path, capsys):
-    assert _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")[0] == 0  # 4 cells
-    code, out, _ = _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}", "rho=[0.1]", "trials=[0]",
+    assert run_cli(capsys, "run", *SMALL, f"runs_dir={tmp_path}")[0] == 0  # 4 cells
+    code, out, _ = run_cli(capsys, "run", *SMALL, f"runs_dir={tmp_path}", "rho=[0.1]", "trials=[0]",
                         "datasets=[syn1,syn2]")
     assert code == 0 and "this grid: 2 cells, 2 stored, 0 missing; 3 stored cells of other grids" in out
     table = pd.read_parquet(tmp_path / "demo" / "results.parquet")
     assert len(table) == 5 == len(RunStore(tmp_path / "demo").scan().rows)
-    assert _run(capsys, "collect", *SMALL, f"runs_dir={tmp_path}", "rho=[0.1]")[0] == 0
+    assert run_cli(capsys, "collect", *SMALL, f"runs_dir={tmp_path}", "rho=[0.1]")[0] == 0
     assert len(pd.read_parquet(tmp_path / "demo" / "results.parquet")) == 5
-    code, out, _ = _run(capsys, "summary", *SMALL, f"runs_dir={tmp_path}", "datasets=[syn2]")
+    code, out, _ = run_cli(capsys, "summary", *SMALL, f"runs_dir={tmp_path}", "datasets=[syn2]")
     assert code == 0 and "syn2" in out and "syn1" not in out
     assert "1 of the grid's 4 cells are stored" in out and "holds 5 cells in all" in out
 
@@ -262,37 +249,37 @@ def test_summary_of_a_recipe_shows_what_the_figures_draw(tmp_path, capsys):
     from paceggm.bench.figures.results import load_results
 
     args = ["experiment=demo", f"runs_dir={tmp_path}", "progress=false", "backend.n_jobs=1"]
-    assert _run(capsys, "run", *args)[0] == 0
-    code, out, _ = _run(capsys, "summary", *args)
+    assert run_cli(capsys, "run", *args)[0] == 0
+    code, out, _ = run_cli(capsys, "summary", *args)
     n = len(expand(to_plain(compose_config(args))))
     assert code == 0 and f"# the recipe's grid: {n} of its {n} cells are stored" in out
     shown = {float(line.split()[2]) for line in out.splitlines()[1:] if line.startswith("breast")}
     drawn = load_results(tmp_path)[0]["demo"]
     assert shown == set(drawn["rho"]) == {0.01, 0.1, 1.0}
-    assert _run(capsys, "run", *args, "rho=[0.5]", "trials=[0]")[0] == 0  # cells outside the recipe
-    code, out, _ = _run(capsys, "summary", *args)
+    assert run_cli(capsys, "run", *args, "rho=[0.5]", "trials=[0]")[0] == 0  # cells outside the recipe
+    code, out, _ = run_cli(capsys, "summary", *args)
     assert code == 0 and f"# the recipe's grid: {n} of its {n} cells are stored" in out
     assert "# not summarized: 3 stored cells outside the recipe's grid (bound policy raise: 3)" in out
     assert {float(line.split()[2]) for line in out.splitlines()[1:] if line.startswith("breast")} == shown
     tables, errors = load_results(tmp_path)
     assert "demo" not in tables and "3 rows are cells outside the recipe's grid" in errors["demo"]
-    code, out, _ = _run(capsys, "summary", *args, "rho=[0.5]", "trials=[0]")
+    code, out, _ = run_cli(capsys, "summary", *args, "rho=[0.5]", "trials=[0]")
     assert code == 0 and "3 of the grid's 3 cells are stored" in out and " 0.01 " not in out
 
 
 def test_publish_writes_only_a_complete_recipe_grid(tmp_path, capsys):
     dest = tmp_path / "published"
     args = ["experiment=demo", f"runs_dir={tmp_path / 'runs'}", "progress=false", "backend.n_jobs=1"]
-    assert _run(capsys, "run", *args)[0] == 0
+    assert run_cli(capsys, "run", *args)[0] == 0
     victims = sorted((tmp_path / "runs" / "demo" / "cells").glob("*.json"))[:3]
     for path in victims:  # as if their data set had been unavailable
         path.unlink()
-    code, out, _ = _run(capsys, "collect", "--publish", str(dest), *args)
+    code, out, _ = run_cli(capsys, "collect", "--publish", str(dest), *args)
     n = len(expand(to_plain(compose_config(args))))
     assert code == 0 and f"not published: 3 of the grid's {n} cells are not stored" in out
     assert not dest.exists()
-    assert _run(capsys, "run", *args)[0] == 0
-    code, out, _ = _run(capsys, "collect", "--publish", str(dest), *args)
+    assert run_cli(capsys, "run", *args)[0] == 0
+    code, out, _ = run_cli(capsys, "collect", "--publish", str(dest), *args)
     assert code == 0 and f"published {n} cells" in out
     assert set(pd.read_parquet(dest / "demo" / "results.parquet")["cell_key"]) == \
         {c.key for c in expand(to_plain(compose_config(args)))}
@@ -308,14 +295,14 @@ def test_publish_leaves_out_only_cells_of_unavailable_data(tmp_path, capsys, mon
         raise ConnectionError("no network")
 
     monkeypatch.setattr(runner, "default_loader", offline)
-    code, out, _ = _run(capsys, "run", *args)
+    code, out, _ = run_cli(capsys, "run", *args)
     assert code == 0 and "unavailable: " in out
     assert RunStore(tmp_path / "runs" / "demo").unavailable() == {
         "breast_cancer_sklearn": "ConnectionError: no network"}
-    code, out, _ = _run(capsys, "collect", "--publish", str(dest), *args)
+    code, out, _ = run_cli(capsys, "collect", "--publish", str(dest), *args)
     assert code == 0 and "not published: no cell of the grid is stored" in out and not dest.exists()
     monkeypatch.undo()
-    assert _run(capsys, "run", *args)[0] == 0
+    assert run_cli(capsys, "run", *args)[0] == 0
     assert RunStore(tmp_path / "runs" / "demo").unavailable() == {}  # available again: forgotten
 
 
@@ -337,20 +324,20 @@ def test_publish_leaves_out_the_cells_of_unavailable_data_sets_only(tmp_path):
 
 
 def test_publishing_a_recipe_with_grid_overrides_is_refused(tmp_path, capsys):
-    code, _, err = _run(capsys, "collect", "--publish", str(tmp_path), "experiment=demo", "rho=[0.1]",
+    code, _, err = run_cli(capsys, "collect", "--publish", str(tmp_path), "experiment=demo", "rho=[0.1]",
                         f"runs_dir={tmp_path}")
-    assert code == 2 and "drop them" in _one_error_line(err)
+    assert code == 2 and "drop them" in one_error_line(err)
 
 
 # ---------------------------------------------------------------- a conventional command line
 
 def test_help_for_the_program_and_each_command(capsys, monkeypatch):
-    code, out, _ = _run(capsys, "--help")
+    code, out, _ = run_cli(capsys, "--help")
     assert code == 0 and all(c in out for c in ("run", "collect", "show", "summary", "figures"))
     for command in ("run", "collect", "show", "summary"):
-        code, out, _ = _run(capsys, command, "--help")
+        code, out, _ = run_cli(capsys, command, "--help")
         assert code == 0 and "--multirun" in out and "--cfg" in out and f"paceggm-bench {command}" in out
-    code, out, _ = _run(capsys, "figures", "--help")
+    code, out, _ = run_cli(capsys, "figures", "--help")
     assert code == 0 and "--runs" in out
     # `python -m paceggm.bench --help`, run here (a fresh interpreter would add seconds of imports)
     monkeypatch.setattr(sys, "argv", ["__main__.py", "--help"])
@@ -363,7 +350,7 @@ def test_help_for_the_program_and_each_command(capsys, monkeypatch):
 def test_cfg_job_prints_the_composed_config_and_runs_nothing(tmp_path, capsys):
     import yaml
 
-    code, out, _ = _run(capsys, "run", "--cfg", "job", "experiment=hyperparameters", "trials=2",
+    code, out, _ = run_cli(capsys, "run", "--cfg", "job", "experiment=hyperparameters", "trials=2",
                         f"runs_dir={tmp_path}")
     cfg = yaml.safe_load(out)
     assert code == 0 and cfg["name"] == "hyperparameters" and cfg["trials"] == 2
@@ -371,25 +358,25 @@ def test_cfg_job_prints_the_composed_config_and_runs_nothing(tmp_path, capsys):
 
 
 def test_multirun_runs_one_job_per_swept_value(tmp_path, capsys):
-    code, out, _ = _run(capsys, "run", "-m", *SMALL, f"runs_dir={tmp_path}", "rho=0.1,1", "trials=1")
+    code, out, _ = run_cli(capsys, "run", "-m", *SMALL, f"runs_dir={tmp_path}", "rho=0.1,1", "trials=1")
     assert code == 0 and "# job 1/2: " in out and "# job 2/2: " in out
     table = pd.read_parquet(tmp_path / "demo" / "results.parquet")
     assert sorted(table["rho"]) == [0.1, 1.0]
-    code, out, _ = _run(capsys, "show", "--multirun", *SMALL, f"runs_dir={tmp_path}", "rho=choice(0.1,1)",
+    code, out, _ = run_cli(capsys, "show", "--multirun", *SMALL, f"runs_dir={tmp_path}", "rho=choice(0.1,1)",
                         "trials=range(1,3)")
     assert code == 0 and out.count("# job ") == 4 and out.count("# 1 cells") == out.count("# 2 cells") == 2
 
 
 def test_the_multirun_hint_of_a_sweep_without_m_works(tmp_path, capsys):
-    code, _, err = _run(capsys, "show", *SMALL, f"runs_dir={tmp_path}", "rho=0.1,1")
+    code, _, err = run_cli(capsys, "show", *SMALL, f"runs_dir={tmp_path}", "rho=0.1,1")
     assert code == 2 and "add -m (--multirun)" in err
-    assert _run(capsys, "show", "-m", *SMALL, f"runs_dir={tmp_path}", "rho=0.1,1")[0] == 0
+    assert run_cli(capsys, "show", "-m", *SMALL, f"runs_dir={tmp_path}", "rho=0.1,1")[0] == 0
 
 
 # ---------------------------------------------------------------- no file breaks a store
 
 def test_malformed_and_mistyped_cell_files_are_quarantined_and_recomputed(tmp_path, capsys):
-    assert _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")[0] == 0
+    assert run_cli(capsys, "run", *SMALL, f"runs_dir={tmp_path}")[0] == 0
     store = RunStore(tmp_path / "demo")
     first, second, third = sorted(store.cells_dir.glob("*.json"))[:3]
     first.write_text("[" * 100_000)  # RecursionError in a JSON parser
@@ -398,35 +385,35 @@ def test_malformed_and_mistyped_cell_files_are_quarantined_and_recomputed(tmp_pa
     payload["sha256"] = _payload_digest({k: v for k, v in payload.items() if k != "sha256"})
     second.write_text(json.dumps(payload))
     third.write_bytes(b"\xff" * 10)
-    code, out, err = _run(capsys, "collect", *SMALL, f"runs_dir={tmp_path}")
+    code, out, err = run_cli(capsys, "collect", *SMALL, f"runs_dir={tmp_path}")
     assert code == 0 and "corrupt 3" in out and "moved to" in out and "Traceback" not in err
     assert len(list((store.root / "quarantine").glob("*.json.*Z"))) == 3
-    code, out, _ = _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")
+    code, out, _ = run_cli(capsys, "run", *SMALL, f"runs_dir={tmp_path}")
     assert code == 0 and "already done: 1 | ran: 3 (ok 3, failed 0)" in out
     assert len(store.scan().rows) == 4 and not store.scan().corrupt
 
 
 def test_a_damaged_results_table_is_rebuilt_for_the_summary(tmp_path, capsys):
-    assert _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")[0] == 0
+    assert run_cli(capsys, "run", *SMALL, f"runs_dir={tmp_path}")[0] == 0
     path = tmp_path / "demo" / "results.parquet"
     path.write_bytes(path.read_bytes()[:300])
-    code, out, err = _run(capsys, "summary", *SMALL, f"runs_dir={tmp_path}")
+    code, out, err = run_cli(capsys, "summary", *SMALL, f"runs_dir={tmp_path}")
     assert code == 0 and "cannot be used" in err and "rebuilt from the cell files" in err and "Traceback" not in err
     assert "4 of the grid's 4 cells are stored" in out
     pd.read_parquet(path).drop(columns=["rho_spent"]).to_parquet(path)  # a column lost
-    code, out, err = _run(capsys, "summary", *SMALL, f"runs_dir={tmp_path}")
+    code, out, err = run_cli(capsys, "summary", *SMALL, f"runs_dir={tmp_path}")
     assert code == 0 and "no column(s) rho_spent" in err and "rho_spent" in pd.read_parquet(path).columns
 
 
 def test_a_damaged_manifest_is_not_rebuilt_into_another_bound_policy(tmp_path, capsys):
-    assert _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")[0] == 0
+    assert run_cli(capsys, "run", *SMALL, f"runs_dir={tmp_path}")[0] == 0
     manifest = tmp_path / "demo" / "manifest.json"
     manifest.write_text("{")
-    code, out, err = _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}", "bound_check=waive")
-    line = _one_error_line(err)
+    code, out, err = run_cli(capsys, "run", *SMALL, f"runs_dir={tmp_path}", "bound_check=waive")
+    line = one_error_line(err)
     assert code == 2 and "4 cells with bound policy raise; this run: preprocessing strict, bound policy waive" in line
     assert manifest.read_text() == "{" and len(RunStore(tmp_path / "demo").scan().rows) == 4
-    code, out, _ = _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")  # the cells' own policy: rebuilt
+    code, out, _ = run_cli(capsys, "run", *SMALL, f"runs_dir={tmp_path}")  # the cells' own policy: rebuilt
     assert code == 0 and "has been rebuilt" in out
 
 
@@ -434,47 +421,47 @@ def test_a_damaged_manifest_is_not_rebuilt_into_another_bound_policy(tmp_path, c
 
 def test_prune_failed_cells_a_policy_and_a_commit(tmp_path, capsys):
     broken = "+method.broken={key:broken,target:'paceggm.no_such_module:Estimator'}"
-    assert _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}", broken)[0] == 1
+    assert run_cli(capsys, "run", *SMALL, f"runs_dir={tmp_path}", broken)[0] == 1
     store = RunStore(tmp_path / "demo")
     assert len(store.scan().rows) == 8
-    code, out, _ = _run(capsys, "prune", "--failed", "--dry-run", *SMALL, f"runs_dir={tmp_path}")
+    code, out, _ = run_cli(capsys, "prune", "--failed", "--dry-run", *SMALL, f"runs_dir={tmp_path}")
     assert code == 0 and "would prune 4 of 8 cells (failed)" in out and len(store.scan().rows) == 8
-    code, out, _ = _run(capsys, "prune", "--failed", *SMALL, f"runs_dir={tmp_path}")
+    code, out, _ = run_cli(capsys, "prune", "--failed", *SMALL, f"runs_dir={tmp_path}")
     assert code == 0 and "pruned 4 of 8 cells (failed)" in out and "collected 4 cells (ok 4, failed 0" in out
-    code, out, _ = _run(capsys, "prune", "--policy", "waive", *SMALL, f"runs_dir={tmp_path}")
+    code, out, _ = run_cli(capsys, "prune", "--policy", "waive", *SMALL, f"runs_dir={tmp_path}")
     assert code == 0 and "pruned 0 of 4 cells" in out  # demo's strict preprocessing enforces the bound
     commit = next(iter(store.scan().meta.values()))["computed"]["commit"]
-    code, out, _ = _run(capsys, "prune", "--policy", "raise", "--commit", commit[:7], *SMALL, f"runs_dir={tmp_path}")
+    code, out, _ = run_cli(capsys, "prune", "--policy", "raise", "--commit", commit[:7], *SMALL, f"runs_dir={tmp_path}")
     assert code == 0 and f"pruned 4 of 4 cells (bound policy raise, commit {commit[:7]})" in out
     assert not store.scan().rows and len(pd.read_parquet(store.results_path)) == 0
-    code, _, err = _run(capsys, "prune", *SMALL, f"runs_dir={tmp_path}")
-    assert code == 2 and "prune needs at least one of --failed, --policy, --commit" in _one_error_line(err)
+    code, _, err = run_cli(capsys, "prune", *SMALL, f"runs_dir={tmp_path}")
+    assert code == 2 and "prune needs at least one of --failed, --policy, --commit" in one_error_line(err)
 
 
 def test_summary_never_shows_a_variant_under_the_default_s_name(tmp_path, capsys):
     # one grid holding both: the default entry and one run with another solver under its own entry name
     pgd0 = "+method.pgd={key:paceggm,params:{solver:pgd0}}"
-    assert _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}", pgd0)[0] == 0
-    code, out, _ = _run(capsys, "summary", *SMALL, f"runs_dir={tmp_path}", pgd0)
+    assert run_cli(capsys, "run", *SMALL, f"runs_dir={tmp_path}", pgd0)[0] == 0
+    code, out, _ = run_cli(capsys, "summary", *SMALL, f"runs_dir={tmp_path}", pgd0)
     assert code == 0 and "paceggm[solver=pgd0]" in out
     lines = [ln.split() for ln in out.splitlines() if ln.split()[:1] == ["syn1"] and ln.split()[1].startswith("paceggm")]
     assert sorted(ln[1] for ln in lines) == ["paceggm", "paceggm", "paceggm[solver=pgd0]", "paceggm[solver=pgd0]"]
     assert all(ln[3] == "2" for ln in lines)  # two trials each, never four
-    assert _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}", "method.paceggm.params.solver=pgd0")[0] == 0
-    code, out, _ = _run(capsys, "summary", *SMALL, f"runs_dir={tmp_path}", "method.paceggm.params.solver=pgd0")
+    assert run_cli(capsys, "run", *SMALL, f"runs_dir={tmp_path}", "method.paceggm.params.solver=pgd0")[0] == 0
+    code, out, _ = run_cli(capsys, "summary", *SMALL, f"runs_dir={tmp_path}", "method.paceggm.params.solver=pgd0")
     assert code == 0 and "paceggm[solver=pgd0]" in out  # alone in its view, still not "paceggm"
 
 
 def test_a_large_grid_runs_only_when_confirmed(tmp_path, capsys):
-    code, _, err = _run(capsys, "show", *SMALL, "max_cells=3")
-    assert code == 2 and "the grid has 4 cells, more than max_cells=3" in _one_error_line(err)
-    code, out, _ = _run(capsys, "show", "--yes", *SMALL, "max_cells=3")
+    code, _, err = run_cli(capsys, "show", *SMALL, "max_cells=3")
+    assert code == 2 and "the grid has 4 cells, more than max_cells=3" in one_error_line(err)
+    code, out, _ = run_cli(capsys, "show", "--yes", *SMALL, "max_cells=3")
     assert code == 0 and out.rstrip().endswith("# 4 cells")
 
 
 def test_each_run_writes_a_log_file_in_its_store(tmp_path, capsys):
     broken = "+method.broken={key:broken,target:'paceggm.no_such_module:Estimator'}"
-    code, out, err = _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}", broken, "datasets=[syn1,not_here]")
+    code, out, err = run_cli(capsys, "run", *SMALL, f"runs_dir={tmp_path}", broken, "datasets=[syn1,not_here]")
     assert code == 1
     logs = list((tmp_path / "demo" / "logs").glob("*.log"))
     assert len(logs) == 1 and f"log: {logs[0]}" in out
@@ -487,7 +474,7 @@ def test_each_run_writes_a_log_file_in_its_store(tmp_path, capsys):
     manifest = json.loads((tmp_path / "demo" / "manifest.json").read_text())
     assert manifest["runs"][-1]["log"] == str(logs[0].relative_to(tmp_path / "demo"))
     # nothing to do: no file (the store may be read-only)
-    assert _run(capsys, "run", *SMALL, f"runs_dir={tmp_path}")[0] == 0
+    assert run_cli(capsys, "run", *SMALL, f"runs_dir={tmp_path}")[0] == 0
     assert len(list((tmp_path / "demo" / "logs").glob("*.log"))) == 1
 
 
@@ -495,8 +482,8 @@ def test_a_missing_extra_is_one_line_naming_it(monkeypatch, capsys):
     for name in [m for m in sys.modules if m == "hydra" or m.startswith("hydra.")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "hydra", None)  # import hydra -> ModuleNotFoundError
-    code, out, err = _run(capsys, "run", "experiment=demo")
-    assert code == 2 and _one_error_line(err) == ("error: this command needs the 'bench' extra (module 'hydra' is "
+    code, out, err = run_cli(capsys, "run", "experiment=demo")
+    assert code == 2 and one_error_line(err) == ("error: this command needs the 'bench' extra (module 'hydra' is "
                                                   "not installed): pip install \"paceggm[bench]\"")
 
 
@@ -533,7 +520,7 @@ def test_an_offline_run_says_per_data_set_what_is_missing_and_where_to_put_it(tm
     monkeypatch.setenv("PACEGGM_OFFLINE", "1")
     empty = tmp_path / "data"
     empty.mkdir()
-    code, out, _ = _run(capsys, "run", "experiment=demo", "method=[diagonal]", "datasets=[seoul_bike,madeline]",
+    code, out, _ = run_cli(capsys, "run", "experiment=demo", "method=[diagonal]", "datasets=[seoul_bike,madeline]",
                         f"data_dir={empty}", f"runs_dir={tmp_path}", "progress=false")
     assert code == 0 and "unavailable: 18" in out
     assert (f"9 cells of seoul_bike: no seoul_bike.csv.gz in {empty}; no OpenML copy is registered. To fix: put "

@@ -16,7 +16,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from paceggm.bench.__main__ import main
 from paceggm.bench.cells import expand
 from paceggm.bench.collect import collect, publish
 from paceggm.bench.config import compose_config, to_plain
@@ -24,25 +23,15 @@ from paceggm.bench.figures.results import load_results
 from paceggm.bench.runner import store_for
 from paceggm.bench.store import RunStore, _payload_digest
 
+from bench_loaders import one_error_line, run_cli
+
 DEMO = ["experiment=demo", "progress=false", "backend.n_jobs=1"]
-
-
-def _run(capsys, *args) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def _one_error_line(err: str) -> str:
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in err, err
-    return lines[0]
 
 
 def _plant(capsys, tmp_path, runs: Path, *overrides) -> int:
     """Compute cells of ``overrides`` in a scratch store and copy their (validly sealed) files into ``runs``."""
     scratch = tmp_path / "scratch"
-    assert _run(capsys, "run", *DEMO, f"runs_dir={scratch}", *overrides)[0] == 0
+    assert run_cli(capsys, "run", *DEMO, f"runs_dir={scratch}", *overrides)[0] == 0
     files = sorted((scratch / "demo" / "cells").glob("*.json"))
     for path in files:
         shutil.copy2(path, runs / "demo" / "cells" / path.name)
@@ -58,7 +47,7 @@ def _rows(out: str, dataset: str = "breast_cancer_sklearn") -> list[list[str]]:
 def demo_store(tmp_path, capsys):
     """The demo recipe's whole grid, stored: (runs_dir, number of cells, the recipe's trials)."""
     runs = tmp_path / "runs"
-    assert _run(capsys, "run", *DEMO, f"runs_dir={runs}")[0] == 0
+    assert run_cli(capsys, "run", *DEMO, f"runs_dir={runs}")[0] == 0
     cfg = to_plain(compose_config([*DEMO, f"runs_dir={runs}"]))
     return runs, len(expand(cfg)), cfg["trials"]
 
@@ -67,11 +56,11 @@ def demo_store(tmp_path, capsys):
 
 def test_a_run_under_another_policy_is_refused_even_without_the_manifest(demo_store, capsys):
     runs, n, _ = demo_store
-    code, _, err = _run(capsys, "run", *DEMO, f"runs_dir={runs}", "bound_check=clip")
-    assert code == 2 and "created with a different configuration" in _one_error_line(err)
+    code, _, err = run_cli(capsys, "run", *DEMO, f"runs_dir={runs}", "bound_check=clip")
+    assert code == 2 and "created with a different configuration" in one_error_line(err)
     (runs / "demo" / "manifest.json").unlink()
-    code, _, err = _run(capsys, "run", *DEMO, f"runs_dir={runs}", "bound_check=clip")
-    line = _one_error_line(err)
+    code, _, err = run_cli(capsys, "run", *DEMO, f"runs_dir={runs}", "bound_check=clip")
+    line = one_error_line(err)
     assert code == 2 and "has no manifest.json, and its cells were computed with another configuration" in line
     assert f"{n} cells with bound policy raise" in line
     assert len(list((runs / "demo" / "cells").glob("*.json"))) == n  # nothing added beside them
@@ -83,20 +72,20 @@ def test_cells_of_another_policy_are_never_averaged_with_the_recipe_s(demo_store
     planted = _plant(capsys, tmp_path, runs, "bound_check=clip")
     if manifest == "deleted":
         (runs / "demo" / "manifest.json").unlink()
-    code, out, _ = _run(capsys, "collect", *DEMO, f"runs_dir={runs}")
+    code, out, _ = run_cli(capsys, "collect", *DEMO, f"runs_dir={runs}")
     assert code == 0 and f"computed under 2 bound policies (clip: {planted}, raise: {n})" in out
     assert f"{planted} stored cells are outside the recipe's grid (clip: {planted}" in out
     table = pd.read_parquet(runs / "demo" / "results.parquet")
     assert table.groupby("bound_check")["in_grid"].agg(lambda s: set(s)).to_dict() == {"clip": {False},
                                                                                        "raise": {True}}
-    code, out, _ = _run(capsys, "summary", *DEMO, f"runs_dir={runs}")
+    code, out, _ = run_cli(capsys, "summary", *DEMO, f"runs_dir={runs}")
     assert code == 0 and f"# the recipe's grid: {n} of its {n} cells are stored" in out
     assert f"# not summarized: {planted} stored cells outside the recipe's grid (bound policy clip: {planted})" in out
     assert _rows(out) and all(row[3] == str(trials) for row in _rows(out))  # trials of one policy only
     # the figures stage refuses the mixed table; publishing writes the recipe's grid alone
     tables, errors = load_results(runs)
     assert "demo" not in tables and "outside the recipe's grid" in errors["demo"]
-    code, out, _ = _run(capsys, "collect", "--publish", str(tmp_path / "pub"), *DEMO, f"runs_dir={runs}")
+    code, out, _ = run_cli(capsys, "collect", "--publish", str(tmp_path / "pub"), *DEMO, f"runs_dir={runs}")
     assert code == 0 and f"published {n} cells" in out and f"{planted} stored cells outside the grid left out" in out
     published = pd.read_parquet(tmp_path / "pub" / "demo" / "results.parquet")
     assert set(published["bound_check"]) == {"raise"} and published["in_grid"].all()
@@ -123,10 +112,10 @@ def test_publish_refuses_a_grid_cell_recording_another_policy(demo_store, tmp_pa
     payload["computed"]["bound_check"] = "clip"
     payload["sha256"] = _payload_digest(payload)
     victim.write_text(json.dumps(payload))
-    code, out, _ = _run(capsys, "collect", "--publish", str(tmp_path / "pub"), *DEMO, f"runs_dir={runs}")
+    code, out, _ = run_cli(capsys, "collect", "--publish", str(tmp_path / "pub"), *DEMO, f"runs_dir={runs}")
     assert code == 1 and "not published: 1 stored cells of the grid record another bound policy (clip)" in out
     assert not (tmp_path / "pub").exists()
-    code, out, _ = _run(capsys, "summary", *DEMO, f"runs_dir={runs}")
+    code, out, _ = run_cli(capsys, "summary", *DEMO, f"runs_dir={runs}")
     assert code == 0 and "bound_check" in out.splitlines()[0] and " clip " in out
 
 
@@ -135,13 +124,13 @@ def test_publish_refuses_a_grid_cell_recording_another_policy(demo_store, tmp_pa
 @pytest.mark.parametrize("manifest", ["kept", "deleted"])
 def test_a_planted_cell_outside_the_grid_is_reported_not_counted(demo_store, tmp_path, capsys, manifest):
     runs, n, trials = demo_store
-    before = _run(capsys, "summary", *DEMO, f"runs_dir={runs}")[1]
+    before = run_cli(capsys, "summary", *DEMO, f"runs_dir={runs}")[1]
     planted = _plant(capsys, tmp_path, runs, f"trials=[{trials}]", "rho=[1.0]", "method=[diagonal]")
     assert planted == 1
     if manifest == "deleted":
         (runs / "demo" / "manifest.json").unlink()
-    assert _run(capsys, "collect", *DEMO, f"runs_dir={runs}")[0] == 0
-    code, out, _ = _run(capsys, "summary", *DEMO, f"runs_dir={runs}")
+    assert run_cli(capsys, "collect", *DEMO, f"runs_dir={runs}")[0] == 0
+    code, out, _ = run_cli(capsys, "summary", *DEMO, f"runs_dir={runs}")
     assert code == 0 and _rows(out) == _rows(before)  # same trials, same means
     assert "# not summarized: 1 stored cells outside the recipe's grid (bound policy raise: 1)" in out
 
@@ -162,20 +151,20 @@ def test_hostile_target_and_reuse_from_are_one_line_usage_errors(tmp_path, capsy
                                                                   override, words):
     called = []
     monkeypatch.setattr(os, "system", lambda *a, **k: called.append(a) or 0)
-    code, out, err = _run(capsys, command, *DEMO, f"runs_dir={tmp_path}", override)
-    assert code == 2 and words in _one_error_line(err) and not called
+    code, out, err = run_cli(capsys, command, *DEMO, f"runs_dir={tmp_path}", override)
+    assert code == 2 and words in one_error_line(err) and not called
     assert not (tmp_path / "demo").exists()
 
 
 def test_reuse_from_a_folder_that_is_no_store_is_refused(tmp_path, capsys):
     (tmp_path / "notastore").mkdir()
     (tmp_path / "notastore" / "secret.txt").write_text("x")
-    code, _, err = _run(capsys, "run", *DEMO, f"runs_dir={tmp_path}", "reuse_from=[notastore]")
-    assert code == 2 and f"reuse_from: {tmp_path / 'notastore'} is not a store" in _one_error_line(err)
+    code, _, err = run_cli(capsys, "run", *DEMO, f"runs_dir={tmp_path}", "reuse_from=[notastore]")
+    assert code == 2 and f"reuse_from: {tmp_path / 'notastore'} is not a store" in one_error_line(err)
 
 
 def test_a_target_meeting_the_contract_is_accepted(tmp_path, capsys):
-    code, out, _ = _run(capsys, "show", *DEMO, "+method.ssp.target=paceggm.baselines:SSPTight")
+    code, out, _ = run_cli(capsys, "show", *DEMO, "+method.ssp.target=paceggm.baselines:SSPTight")
     assert code == 0 and out.rstrip().endswith("cells")
 
 
@@ -198,16 +187,16 @@ def test_a_read_only_store_is_read_by_summary_collect_and_the_figures(demo_store
     store = runs / "demo"
     (store / ".lock").unlink()  # a complete store copied or mounted without one
     _read_only_mount(monkeypatch, store)
-    code, out, _ = _run(capsys, "summary", *DEMO, f"runs_dir={runs}")
+    code, out, _ = run_cli(capsys, "summary", *DEMO, f"runs_dir={runs}")
     assert code == 0 and f"# the recipe's grid: {n} of its {n} cells are stored" in out
-    code, out, _ = _run(capsys, "collect", *DEMO, f"runs_dir={runs}")
+    code, out, _ = run_cli(capsys, "collect", *DEMO, f"runs_dir={runs}")
     assert code == 0 and f"collected {n} cells" in out
     assert "demo" in load_results(runs)[0]
     # the table gone: summary and collect rebuild it in memory, and write nothing
     (store / "results.parquet").unlink()
-    code, out, err = _run(capsys, "summary", *DEMO, f"runs_dir={runs}")
+    code, out, err = run_cli(capsys, "summary", *DEMO, f"runs_dir={runs}")
     assert code == 0 and "rebuilt from the cell files" in err and f"{n} of its {n} cells" in out
-    code, out, _ = _run(capsys, "collect", *DEMO, f"runs_dir={runs}")
+    code, out, _ = run_cli(capsys, "collect", *DEMO, f"runs_dir={runs}")
     assert code == 0 and f"collected {n} cells" in out and "not written" in out and "read-only" in out
     assert not (store / ".lock").exists() and not (store / "results.parquet").exists()
     assert sorted(p.name for p in store.iterdir()) == ["cells", "logs", "manifest.json"]
