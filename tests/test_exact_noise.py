@@ -48,6 +48,21 @@ def _discrete_gaussian_pmf(sigma2: float, support: int = 60) -> dict[int, float]
     return {int(y): float(p) for y, p in zip(ys, w) if p * N_DRAWS >= 5}
 
 
+def test_random_bits_are_the_generators_bytes_read_as_one_little_endian_stream():
+    # Draws of many widths, straddling the chunks fetched: nothing skipped, repeated or zeroed at a refill.
+    widths = [1, 7, 64, 2000, 5, 3000, 13, 1, 700, 2048, 9, 4096, 3]
+    bits = exact.RandomBits(np.random.default_rng(14))
+    draws = [bits.bits(k) for k in widths]
+    reference = np.random.default_rng(14)
+    chunks = -(-sum(widths) // (8 * exact._CHUNK))
+    stream = int.from_bytes(b"".join(reference.bytes(exact._CHUNK) for _ in range(chunks)), "little")
+    expected = []
+    for k in widths:
+        expected.append(stream & ((1 << k) - 1))
+        stream >>= k
+    assert draws == expected
+
+
 @pytest.mark.parametrize("x", [Fraction(0), Fraction(1, 3), Fraction(1), Fraction(5, 2), 0.7])
 def test_bernoulli_exp_has_probability_exp_minus_x(x):
     bits = _bits(1)
