@@ -21,6 +21,7 @@ from paceggm.bench.data import (
     get_config,
     load_dataset,
 )
+from paceggm.bench.data.checks import UnverifiedDataWarning
 from paceggm.bench.data.registry import paper_datasets
 from paceggm.bench.data.sources import find_raw_files, read_raw
 
@@ -243,7 +244,8 @@ def test_openml_only_data_set_with_mocked_client(monkeypatch, tmp_path):
     frame["class"] = pd.Categorical(rng.integers(0, 2, n).astype(str))
     monkeypatch.delenv("PACEGGM_OFFLINE")
     monkeypatch.setattr(openml.datasets, "get_dataset", lambda *a, **k: _FakeOpenMLDataset(frame))
-    ds = load_dataset("madeline", data_dir=tmp_path)
+    with pytest.warns(UnverifiedDataWarning, match="madeline's registry entry records no content hash"):
+        ds = load_dataset("madeline", data_dir=tmp_path)
     assert ds.columns == tuple(f"V{i}" for i in range(258))  # constant and class dropped
 
 

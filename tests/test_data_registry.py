@@ -170,3 +170,13 @@ def test_an_openml_only_copy_is_checked_against_its_content_hash(tmp_path, monke
                                                r"from the registry's \(SHA-256 [0-9a-f]{12}…, registry "
                                                + digest[:12]):
         load_table("tiny", tmp_path)
+
+
+def test_an_openml_only_copy_without_a_recorded_hash_is_loaded_with_a_warning(tmp_path, monkeypatch):
+    from paceggm.bench.data.checks import UnverifiedDataWarning
+    from paceggm.bench.data.dataset import load_table
+
+    _openml_only_registry(tmp_path, _tiny_frame(), monkeypatch, sha256=None)
+    with pytest.warns(UnverifiedDataWarning, match=r"\(OpenML 999999\): tiny's registry entry records no content "
+                                                   r"hash, so only its shape is checked"):
+        load_table("tiny", tmp_path)
