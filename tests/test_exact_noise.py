@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -172,9 +173,9 @@ def test_the_exact_mechanisms_read_float32_scores_and_queries_in_doubles():
     assert sparse_vector(big[::-1], threshold=0.0, rho=0.5, sensitivity=1.0, rng=rng, noise="exact") == 0
 
 
-@pytest.mark.filterwarnings("ignore:overflow encountered in ldexp:RuntimeWarning")
 def test_a_query_too_large_for_the_grid_is_refused_in_one_line():
-    with pytest.raises(ValueError) as info:
+    with warnings.catch_warnings(), pytest.raises(ValueError) as info:
+        warnings.simplefilter("error")  # the refusal, and no overflow warning before it
         gaussian_mechanism(np.array([1e300]), rho=0.5, sensitivity=1e-10, rng=np.random.default_rng(0), noise="exact")
     assert str(info.value) == "a value is too large for the exact noise's grid (it overflows a double once scaled)"
 

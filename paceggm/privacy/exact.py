@@ -231,7 +231,8 @@ def _grid_exponent(scale: float) -> int:
 
 def _on_grid(values: np.ndarray, e: int) -> np.ndarray:
     """``values / 2^e`` rounded to the nearest integer, as integer-valued doubles (exact: a power-of-two scaling)."""
-    scaled = np.ldexp(values, -e)
+    with np.errstate(over="ignore"):  # an overflow is refused just below, in one line
+        scaled = np.ldexp(values, -e)
     if not np.all(np.isfinite(scaled)):
         raise ValueError("a value is too large for the exact noise's grid (it overflows a double once scaled)")
     return np.rint(scaled)
