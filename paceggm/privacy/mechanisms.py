@@ -99,11 +99,10 @@ def gaussian_mechanism(
     sigma : float
         The noise standard deviation used.
     """
-    if check_noise(noise) == "exact":
-        check_rho(rho)
-        check_positive(sensitivity, "sensitivity")
+    exact_noise = check_noise(noise) == "exact"
+    sigma = gaussian_sigma(rho=rho, sensitivity=sensitivity)  # refuses a bad budget or sensitivity for both
+    if exact_noise:
         return exact.gaussian(value, rho=rho, sensitivity=sensitivity, bits=exact.RandomBits.of(rng))
-    sigma = gaussian_sigma(rho=rho, sensitivity=sensitivity)
     value = np.asarray(value, dtype=float)
     noisy = value + rng.normal(0.0, sigma, size=value.shape)
     return (float(noisy) if noisy.ndim == 0 else noisy), sigma
