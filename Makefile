@@ -171,7 +171,7 @@ bench-round-floor: install
 
 # --- make verify: rerun a stratified sample of the committed results (figures/results; every recipe, method,
 # solver, preprocessing and available data set, about 1,000 cells drawn from a fixed seed, 2 workers) and
-# compare cell by cell; exits 1 beyond the tolerances of README, *Verifying the committed results*.
+# compare cell by cell; exits 1 beyond the tolerances of docs/verify.md.
 # Needs the raw data (PACEGGM_DATA_DIR); unavailable data sets are reported. VERIFY_ARGS="--out FILE.md …"
 VERIFY_ARGS ?=
 .PHONY: verify

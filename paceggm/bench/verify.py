@@ -20,7 +20,7 @@ MSE), the budget spent, the selection path's summary (diagonal and off-diagonal
 entries measured, rounds: the store keeps counts, not the entries themselves)
 and the solver's counts (converged, solves, capped solves, most iterations).
 
-Tolerances (README, *Verifying the committed results*):
+Tolerances (docs/verify.md):
 
 * exact solvers (Newton, Newton-PCG) and every baseline: each metric within
   ``1e-6`` relative of the committed one and the same path summary in every cell;

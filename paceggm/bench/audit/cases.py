@@ -282,7 +282,7 @@ _SELECT_NEIGHBOURS = (f"n={_FIT_N}, d=4, B=1: 59 rows of ones, 40 Hadamard rows,
 _SELECT_STATISTIC = "round-1 entry: +1 if (1,0)/(3,2), -1 if (2,0)/(3,1), else 0"
 _BALANCED_NEIGHBOURS = f"n={_BASELINE_N}, d=2, B=1: rows (1, ±1) half each vs one (1, -1) made (1, 1)"
 # Baselines whose released entry is calibrated within a factor sqrt(2) of its true sensitivity at
-# d = 2, so that halving their noise (4× the ρ) must show; see README, *Privacy audit*, for the rest.
+# d = 2, so that halving their noise (4× the ρ) must show; see docs/audit.md for the rest.
 # Draws of the broken control: SSP's and GaussCov's correct release uses half the claim, so their
 # mutant (twice the claim) needs more draws than SSPTight's (four times).
 _AUDITED_BASELINES = {SSP: 20_000, SSPTight: 5000, GaussCov: 20_000}
