@@ -523,12 +523,13 @@ def _sweep(cfg, cells, store, *, loader, order, overrides, show, log, t_start, n
     todo = [c for c in cells if c.key not in scan.finished]
     prov = provenance(cfg, overrides=overrides)
     summary = _open_store(cfg, cells, todo, scan, store, prov, overrides=overrides, name=name, runlog=runlog)
+    grid = grid_id(name, cells)
     if todo and cfg.get("reuse_from"):
-        reused = _reuse(cfg, store, todo, grid=grid_id(name, cells))
+        reused = _reuse(cfg, store, todo, grid=grid)
         summary.n_reused = len(reused)
         todo = [c for c in todo if c.key not in reused]
         logger.info("reused %d cells from %s", len(reused), list(cfg.get("reuse_from")))
-    record = _recorder(store, todo, {"commit": prov["git_commit"], "grid": grid_id(name, cells)}, summary, logger)
+    record = _recorder(store, todo, {"commit": prov["git_commit"], "grid": grid}, summary, logger)
     data = _load_data(cfg, todo, loader, store, record, summary, logger, name=name)
     runnable = _dispatch_order([c for c in todo if c.dataset in data], data, order)
     if runnable:
