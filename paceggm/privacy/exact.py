@@ -280,7 +280,7 @@ def gaussian(value, *, rho: float, sensitivity: float, bits: RandomBits):
     noise = np.array([discrete_gaussian(sigma2, bits) for _ in range(value.size)], dtype=float).reshape(value.shape)
     noisy = np.ldexp(centre + noise, e)
     sigma = math.ldexp(math.sqrt(sigma2), e)
-    return (float(noisy) if noisy.ndim == 0 else noisy.reshape(value.shape)), sigma
+    return (float(noisy) if noisy.ndim == 0 else noisy), sigma
 
 
 def exponential(scores: np.ndarray, *, epsilon: float, rho: float, sensitivity: float, bits: RandomBits) -> int:
