@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from paceggm.bench.cells import bound_policy, variant_label
-from paceggm.bench.schema import IN_GRID, POLICY, RESULT_COLUMNS, guarantee_holds
+from paceggm.bench.schema import POLICY, RESULT_COLUMNS, guarantee_holds
+from paceggm.bench.summary import policies, strays
 from paceggm.bench.variants import row_params
 
 _NUMERIC = ("n", "d", "rho", "trial", "mahalanobis", "frobenius", "mse",
@@ -77,18 +78,16 @@ def _check_one_grid(df: pd.DataFrame, source: str) -> None:
     """
     fix = ("draw the recipe's grid alone: paceggm-bench collect --publish DIR experiment=<recipe>, "
            "then --runs DIR")
-    if IN_GRID in df.columns:
-        outside = int(df[IN_GRID].eq(False).fillna(False).astype(bool).sum())
-        if outside:
-            raise ResultsError(f"{source}: {outside} rows are cells outside the recipe's grid (in_grid false), "
-                               f"which a figure would average with its cells; {fix}")
-    if POLICY in df.columns:
-        found = sorted({str(p) for p in df[POLICY].dropna()})
-        if len(found) > 1:
-            counts = df[POLICY].astype(str).value_counts()
-            raise ResultsError(f"{source}: rows of {len(found)} bound policies "
-                               f"({', '.join(f'{p}: {counts[p]}' for p in found)}), which a figure would "
-                               f"average together; {fix}")
+    outside = len(strays(df))
+    if outside:
+        raise ResultsError(f"{source}: {outside} rows are cells outside the recipe's grid (in_grid false), "
+                           f"which a figure would average with its cells; {fix}")
+    found = policies(df)
+    if len(found) > 1:
+        counts = df[POLICY].astype(str).value_counts()
+        raise ResultsError(f"{source}: rows of {len(found)} bound policies "
+                           f"({', '.join(f'{p}: {counts[p]}' for p in found)}), which a figure would "
+                           f"average together; {fix}")
 
 
 def _with_guarantee_columns(df: pd.DataFrame) -> pd.DataFrame:
