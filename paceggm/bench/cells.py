@@ -39,7 +39,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from paceggm.bench.methods import MethodUnavailableError, check_method_params, method_spec, resolve, resolved_defaults
+from paceggm.bench.methods import (
+    HARNESS_SET,
+    MethodUnavailableError,
+    check_method_params,
+    method_spec,
+    resolve,
+    resolved_defaults,
+)
 from paceggm.bench.seeds import data_seed, method_seed, stable_hash
 
 __all__ = ["Cell", "bound_policy", "check_target", "expand", "grid_id", "variant_label"]
@@ -221,10 +228,6 @@ def grid_id(name: str, cells) -> str:
     return f"{name}@{stable_hash(sorted(c.key for c in cells), length=16)}"
 
 
-#: What the harness passes every estimator (paceggm.bench.methods): a ``target`` class must accept them.
-_CONTRACT = ("rho", "bound", "bound_check", "random_state")
-
-
 def check_target(spec, where: str) -> None:
     """Refuse a ``target`` that is not an estimator class of the harness's method contract, before it is called.
 
@@ -264,7 +267,7 @@ def check_target(spec, where: str) -> None:
     except (TypeError, ValueError):
         params = {}
     takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    lacking = [n for n in _CONTRACT if n not in params and not takes_all]
+    lacking = [n for n in HARNESS_SET if n not in params and not takes_all]
     if lacking or not callable(getattr(obj, "fit", None)):
         what = f"no argument {', '.join(lacking)}" if lacking else "no fit method"
         raise ValueError(f"{must}; it has {what}")
