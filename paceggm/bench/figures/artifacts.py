@@ -407,6 +407,30 @@ ARTIFACTS += [
 ]
 
 
+def register(spec: Spec) -> Spec:
+    """Add (or replace, by name) an artifact: the figures stage builds it from then on, after the others.
+
+    A user module calls it once (the harness imports the modules named by ``PACEGGM_PLUGINS``); the
+    entry reads its rows from the experiments it names, like every entry of :data:`ARTIFACTS`.
+
+    Examples
+    --------
+    >>> from paceggm.bench.figures import artifacts
+    >>> from paceggm.bench.figures.artifacts import Grid, Spec, covariance_rows, register
+    >>> spec = register(Spec("time_per_trial", "figure", "Time per trial",
+    ...                      "Whole-fit time per trial vs ρ of every covariance method run with its defaults.",
+    ...                      ("ablation",), covariance_rows, ("wall_time",), Grid(spread="sem")))
+    >>> artifacts.ARTIFACTS[-1].name, artifacts.default_sources()["time_per_trial"]
+    ('time_per_trial', ('ablation',))
+    >>> artifacts.ARTIFACTS.remove(spec)
+    """
+    if not isinstance(spec, Spec):
+        raise TypeError(f"expected a paceggm.bench.figures.artifacts.Spec, got {type(spec).__name__}")
+    ARTIFACTS[:] = [s for s in ARTIFACTS if s.name != spec.name]
+    ARTIFACTS.append(spec)
+    return spec
+
+
 def default_sources() -> dict[str, tuple[str, ...]]:
     """``FiguresConfig.sources``'s default: each entry's source → its experiments (shared sources agree)."""
     out: dict[str, tuple[str, ...]] = {}
