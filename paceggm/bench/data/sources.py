@@ -4,9 +4,10 @@ or scikit-learn's bundled copy.
 Every source returns a ``pandas.DataFrame`` with the registry's canonical column names, so the
 preprocessing sees the same table whichever way the file arrived (plain or gzip, local or OpenML).
 
-A raw file whose registry entry lists checksums (``raw.md5``: the MD5 of each file's decompressed
-bytes, as documented beside the raw files) is checked before it is parsed: a different file is
-refused with its name, never silently read. OpenML goes through the ``openml`` client exactly as
+Each raw file's entry names where it is downloaded from (``raw.urls``, with ``raw.edits`` where the
+download needs one before it matches) and its checksum (``raw.sha256``: the SHA-256 of the file's
+decompressed bytes). A file is checked before it is parsed: a different file is refused with its
+name, never silently read, and a missing one is reported with its address. OpenML goes through the ``openml`` client exactly as
 the user configured it (its cache directory, retry policy and server are left alone), and the
 client's cache is the only copy of a download: this module writes no file.
 """
@@ -25,7 +26,7 @@ import numpy as np
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
-from .registry import DATA_DIR_ENV
+from .registry import DATA_DIR_ENV, PYTHON_SOURCE, registered_frame
 
 OFFLINE_ENV = "PACEGGM_OFFLINE"
 
@@ -85,10 +86,10 @@ def find_raw_files(cfg: DictConfig, data_dir: Path) -> list[Path] | None:
     return found
 
 
-_FRESH_COPY = "(provenance and checksums: SOURCES.md beside the raw files, or datasets/README.md)"
+_FRESH_COPY = "(its address and checksum: raw.urls and raw.sha256 in its registry file; datasets/README.md)"
 
 
-def _read_text(path: Path, encoding: str, md5: str | None = None) -> str:
+def _read_text(path: Path, encoding: str, sha256: str | None = None) -> str:
     try:
         if path.suffix == ".gz":
             with gzip.open(path, "rb") as fh:
@@ -100,11 +101,11 @@ def _read_text(path: Path, encoding: str, md5: str | None = None) -> str:
             f"{path}: corrupt or truncated file ({type(exc).__name__}: {exc}); replace it with a fresh copy "
             + _FRESH_COPY
         ) from exc
-    if md5 is not None:
-        got = hashlib.md5(data).hexdigest()
-        if got != str(md5).lower():
+    if sha256 is not None:
+        got = hashlib.sha256(data).hexdigest()
+        if got != str(sha256).lower():
             raise DatasetFileError(
-                f"{path}: checksum mismatch: the MD5 of its content is {got}, the registry lists {md5}; "
+                f"{path}: checksum mismatch: the SHA-256 of its content is {got}, the registry lists {sha256}; "
                 f"the file is damaged or not the documented one: replace it with a fresh copy " + _FRESH_COPY
             )
     try:
@@ -114,9 +115,9 @@ def _read_text(path: Path, encoding: str, md5: str | None = None) -> str:
                                + _FRESH_COPY) from exc
 
 
-def _read_one(path: Path, raw: DictConfig, skiprows: int, md5: str | None = None) -> pd.DataFrame:
+def _read_one(path: Path, raw: DictConfig, skiprows: int, sha256: str | None = None) -> pd.DataFrame:
     encoding = str(raw.get("encoding", "utf-8"))
-    text = _read_text(path, encoding, md5)
+    text = _read_text(path, encoding, sha256)
     fmt = str(raw.get("format", "csv"))
     try:
         if fmt == "arff":
@@ -150,13 +151,13 @@ def read_raw(cfg: DictConfig, paths: list[Path]) -> pd.DataFrame:
     """Read (and concatenate) the raw files of ``cfg``, name the columns, check the row count."""
     raw = cfg.raw
     skiprows = list(raw.get("skiprows") or [0] * len(paths))
-    checksums = list(raw.get("md5") or [None] * len(paths))
+    checksums = list(raw.get("sha256") or [None] * len(paths))
     if len(checksums) != len(paths):
-        raise ValueError(f"{cfg.name}: raw.md5 lists {len(checksums)} checksums for {len(paths)} files")
+        raise ValueError(f"{cfg.name}: raw.sha256 lists {len(checksums)} checksums for {len(paths)} files")
     frames = []
     names = column_names(raw.get("column_names"))
-    for path, skip, md5 in zip(paths, skiprows, checksums):
-        frame = _read_one(path, raw, int(skip), md5)
+    for path, skip, sha256 in zip(paths, skiprows, checksums):
+        frame = _read_one(path, raw, int(skip), sha256)
         if raw.get("drop_empty_columns", False):
             frame = frame.loc[:, frame.notna().any()]
         if names is not None:
@@ -175,6 +176,19 @@ def read_raw(cfg: DictConfig, paths: list[Path]) -> pd.DataFrame:
             "the file is truncated or not the documented one"
         )
     return frame
+
+
+def downloads(cfg: DictConfig) -> list[str]:
+    """Where each raw file of ``cfg`` is downloaded from: ``"<file> from <url>"``, with its edit if it needs one."""
+    raw = cfg.get("raw")
+    if raw is None or not raw.get("urls"):
+        return []
+    edits = list(raw.get("edits") or [None] * len(raw.files))
+    out = []
+    for name, url, edit in zip(raw.files, raw.urls, edits):
+        plain = str(name).removesuffix(".gz")
+        out.append(f"{plain} from {url}" + (f", then {edit}" if edit else ""))
+    return out
 
 
 # --------------------------------------------------------------------------- OpenML
@@ -253,6 +267,8 @@ def openml_frame(cfg: DictConfig, frame: pd.DataFrame) -> pd.DataFrame:
 
 def builtin_frame(cfg: DictConfig) -> pd.DataFrame:
     kind = str(cfg.builtin)
+    if kind == PYTHON_SOURCE:  # a data set a user module registered with its table's function
+        return registered_frame(cfg)
     if kind == "sklearn_breast_cancer":
         from sklearn.datasets import load_breast_cancer
 
@@ -287,14 +303,17 @@ def load_frame(cfg: DictConfig, data_dir: Path) -> tuple[pd.DataFrame, str]:
     wanted = " + ".join(str(f) for f in cfg.raw.files) if cfg.get("raw") is not None else None
     where = []
     if wanted:
+        fetched = downloads(cfg)
         where.append(f"put {wanted} (gzip or plain) in the data directory {data_dir} "
-                     f"(or point ${DATA_DIR_ENV} / data_dir= at the folder holding it)")
+                     f"(or point ${DATA_DIR_ENV} / data_dir= at the folder holding it)"
+                     + (f"; download {'; '.join(fetched)}" if fetched else ""))
     if spec is not None:
         where.append(f"run once with network access to download it from OpenML "
                      f"(https://www.openml.org/d/{int(spec.id)}; kept in the openml client's cache)")
     todo = []
     if wanted:
-        todo.append(f"put the file(s) there (gzip or plain) or point ${DATA_DIR_ENV} / data_dir=… at the folder holding it")
+        todo.append(f"put the file(s) there (gzip or plain; addresses: raw.urls in conf/dataset/{cfg.name}.yaml) "
+                    f"or point ${DATA_DIR_ENV} / data_dir=… at the folder holding it")
     if spec is not None:
         todo.append(f"download OpenML {int(spec.id)} once with network access (kept in the openml client's cache)")
     missing = f"no {wanted} in {data_dir}" if wanted else "no local copy (only on OpenML)"
