@@ -1,4 +1,4 @@
-"""The publication's comparison methods (README, *Baselines*), on :mod:`paceggm`'s privacy primitives.
+"""The publication's comparison methods (docs/design.md, *Baselines*), on :mod:`paceggm`'s privacy primitives.
 
 Covariance estimators share :class:`paceggm.base.PrivateCovarianceEstimator`'s
 interface (``fit(X)`` → ``covariance_``, ``rho_spent_``, ``ledger_``):

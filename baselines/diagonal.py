@@ -13,7 +13,7 @@ class DiagonalOnly(CovarianceBaseline):
     """Measure only the ``d`` variances; every off-diagonal entry is 0.
 
     Each diagonal entry gets ``ρ/d`` (the last one exactly what is left, so the
-    charges add to ``ρ``) with the entry sensitivity ``2B²/n`` (README, *Privacy model*; the
+    charges add to ``ρ``) with the entry sensitivity ``2B²/n`` (docs/design.md, *Privacy model*; the
     one PACE-GGM uses for its diagonal, so the two are comparable); negative
     noisy variances are clipped to 0, so the estimate is PSD.
 

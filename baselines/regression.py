@@ -1,11 +1,11 @@
-"""Private linear regression: AdaSSP and PACE-GGM regression (README, *Baselines*).
+"""Private linear regression: AdaSSP and PACE-GGM regression (docs/design.md, *Baselines*).
 
 Both estimate ``θ = (Σ̂_xx + λ I)⁻¹ Σ̂_xy`` from private second moments of
 ``[X, y]`` and a private ridge ``λ``; they differ in how the moments are released.
 They fit a model through the origin: ``intercept_`` is always 0, because the
 privacy analysis covers ``XᵀX`` and ``Xᵀy`` only and privately centring the data
 would need budget of its own. The project's preprocessing centres every column
-(README, *Data and metrics*), which is where the intercept goes; centre test data the same way.
+(docs/design.md, *Data and metrics*), which is where the intercept goes; centre test data the same way.
 
 Units: everything is normalised by ``n`` (``Σ_xx = XᵀX/n``, ``Σ_xy = Xᵀy/n``, the
 ridge ``λ/n``), which leaves ``θ`` unchanged and lets the sensitivities come from

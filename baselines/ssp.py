@@ -1,4 +1,4 @@
-"""Sufficient-statistic perturbation (SSP): the Gaussian mechanism on ``Σ(X)`` (README, *Baselines*).
+"""Sufficient-statistic perturbation (SSP): the Gaussian mechanism on ``Σ(X)`` (docs/design.md, *Baselines*).
 
 Three clearly named versions:
 

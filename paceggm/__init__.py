@@ -2,14 +2,16 @@
 
 The public API:
 
-* :class:`PACEGGM` and :func:`pace_ggm` — the estimator (README, *Algorithm*);
-* :class:`PrivateGridSearch` — private choice of an estimator's parameters at a stated total budget (README, *Budgets*);
-* :func:`reconstruct` — maximum-entropy reconstruction from noisy entries (README, *Reconstruction and its solvers*);
+* :class:`PACEGGM` and :func:`pace_ggm` — the estimator (docs/design.md, *Algorithm*);
+* :class:`PrivateGridSearch` — private choice of an estimator's parameters at a stated total budget
+  (docs/estimators.md, *Budgets*);
+* :func:`reconstruct` — maximum-entropy reconstruction from noisy entries
+  (docs/design.md, *Reconstruction and its solvers*);
 * :mod:`paceggm.privacy` — mechanisms, sensitivities, the zCDP ledger, the shared
-  accountant and the (ε, δ) conversions (README, *Privacy model*);
+  accountant and the (ε, δ) conversions (docs/design.md, *Privacy model*);
 * :mod:`paceggm.exceptions` — ``PrivacyLeakWarning``, ``PrivacyBudgetWarning``,
   ``BudgetExceededError``, ``ConvergenceWarning``;
-* :func:`mahalanobis_error`, :func:`frobenius_error` — metrics (README, *Data and metrics*).
+* :func:`mahalanobis_error`, :func:`frobenius_error` — metrics (docs/design.md, *Data and metrics*).
 
 The benchmark harness lives in :mod:`paceggm.bench`; nothing here imports it.
 """

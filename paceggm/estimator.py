@@ -1,4 +1,4 @@
-"""PACE-GGM: select – measure – reconstruct (README, *Algorithm*)."""
+"""PACE-GGM: select – measure – reconstruct (docs/design.md, *Algorithm*)."""
 
 from __future__ import annotations
 

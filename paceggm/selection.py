@@ -1,7 +1,7 @@
 """Choosing an estimator's parameters under privacy, with the whole cost stated up front.
 
 :class:`PrivateGridSearch` is the private counterpart of ``GridSearchCV`` for
-the project's estimators (README, *Budgets*). With ``m`` candidates, a total
+the project's estimators (docs/estimators.md, *Budgets*). With ``m`` candidates, a total
 budget ``ρ`` and ``refit_fraction = f``:
 
 1. the rows are split at random — independently of their values — into a
@@ -93,7 +93,7 @@ class PrivateGridSearch(PrivateEstimator):
     The search draws as the tuned estimator does: with ``estimator.noise="exact"``
     the selection uses the exact exponential mechanism too, and with
     ``random_state=None`` the candidates, the selection and the refit draw every
-    noise bit from :mod:`secrets` (README, *Exact noise*); only the split, which
+    noise bit from :mod:`secrets` (docs/estimators.md, *Exact noise*); only the split, which
     does not depend on the data, comes from a NumPy Generator.
 
     Attributes

@@ -1,4 +1,4 @@
-"""The README's "Adding a data set" and "Adding a figure", followed step by step on a tiny grid, end to end
+"""docs/extending.md's "Adding a data set" and "Adding a figure", followed step by step on a tiny grid, end to end
 (the third, "Adding a method", is ``test_bench_methods.py::test_adding_a_method_is_one_registry_entry_plus_its_class``)."""
 
 from __future__ import annotations

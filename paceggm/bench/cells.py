@@ -62,7 +62,7 @@ def bound_policy(policy: str, preprocessing: str) -> str:
     """The ``bound_check`` estimators get.
 
     ``"auto"`` waives the bound for the published preprocessing — whose data
-    exceed the declared ``B = 1`` after centring (README, *Data and metrics*), so reproducing the
+    exceed the declared ``B = 1`` after centring (docs/design.md, *Data and metrics*), so reproducing the
     publication means running outside the guarantee, as it did — and enforces
     it (``"raise"``) for the strict one, where it holds by construction.
     """

@@ -209,7 +209,7 @@ def approx_dp_to_zcdp(epsilon, delta, *, method: str = "exact") -> float:
     (see the module docstring): ``ρ = sup_a (ε − g(a))/a``, found in floating
     point and certified at the order it found, so ``ε(ρ) <= ε`` holds exactly;
     it allows 1.1–3.3× the ρ of the standard bound at the same (ε, δ)
-    (ε in [0.1, 10], δ in [1e-12, 1e-3]; README, *Budgets*).
+    (ε in [0.1, 10], δ in [1e-12, 1e-3]; docs/estimators.md, *Budgets*).
     ``"standard"`` inverts ``ε = ρ + 2 sqrt(ρ ln(1/δ))``:
     ``ρ = ε² / (sqrt(L + ε) + sqrt(L))²``, then checked as
     ``4ρL <= (ε − ρ)²`` in rationals with an upper bound on ``L = ln(1/δ)``.

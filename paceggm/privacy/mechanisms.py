@@ -1,4 +1,4 @@
-"""The Gaussian and exponential mechanisms under ρ-zCDP (README, *Privacy model*).
+"""The Gaussian and exponential mechanisms under ρ-zCDP (docs/design.md, *Privacy model*).
 
 Each mechanism takes ``noise``: ``"fast"`` (the default) draws in doubles from a
 NumPy Generator (the published experiments' draws, bit for bit); ``"exact"``

@@ -1,4 +1,4 @@
-"""Sensitivities of the second-moment matrix ``Σ(X) = XᵀX/n`` (README, *Privacy model*).
+"""Sensitivities of the second-moment matrix ``Σ(X) = XᵀX/n`` (docs/design.md, *Privacy model*).
 
 Neighbouring data sets have the same size ``n`` and differ in one record
 (replace-one). Two norms bound a record ``x``:

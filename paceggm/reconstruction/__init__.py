@@ -1,4 +1,4 @@
-"""Maximum-entropy reconstruction of a covariance from noisy entries (README, *Reconstruction and its solvers*).
+"""Maximum-entropy reconstruction of a covariance from noisy entries (docs/design.md, *Reconstruction and its solvers*).
 
 One entry point, :func:`reconstruct`, in front of interchangeable solvers:
 

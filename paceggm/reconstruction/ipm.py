@@ -1,4 +1,4 @@
-"""IPM-Cholesky: the published reference solver (README, *Reconstruction and its solvers*).
+"""IPM-Cholesky: the published reference solver (docs/design.md, *Reconstruction and its solvers*).
 
 ``W = L Lᵀ`` with ``L`` lower triangular, ``L_jj > 0``. For a geometric
 sequence ``μ_0 > μ_1 > … ≥ μ_min`` the barrier objective
