@@ -49,6 +49,11 @@ parameter. Figures group and label variants by these columns; the variant
 label is built from them by :func:`paceggm.bench.cells.variant_label` only.
 :func:`param_columns` derives them from ``params`` when a table is collected.
 
+A row as its cell record stores it (not a column of the table) also holds
+``warnings``: the Python warnings the cell raised, each distinct one
+``{"category", "message", "filename", "lineno", "count"}`` with the times it
+was raised (:mod:`paceggm.bench.runlog`); rows written before it existed have none.
+
 A collected table has two more columns before the ``p_*`` ones, read from the
 cell records (:mod:`paceggm.bench.store`): ``bound_check`` (str), the bound
 policy the cell was computed under, and ``in_grid`` (bool), whether the cell is
@@ -146,6 +151,11 @@ def check_row(row: dict, cell: dict | None = None) -> None:
         params = None
     if not isinstance(params, dict):
         raise ValueError("params is not a JSON object")
+    caught = row.get("warnings", [])
+    if not (isinstance(caught, list) and all(
+            isinstance(w, dict) and all(isinstance(w.get(k), str) for k in ("category", "message", "filename"))
+            and _is_int(w.get("lineno")) and _is_int(w.get("count")) and w["count"] >= 1 for w in caught)):
+        raise ValueError("warnings must be a list of {category, message, filename, lineno, count} records")
     if row["status"] == "ok":
         if not (_is_int(row.get("n")) and row["n"] >= 2 and _is_int(row.get("d")) and row["d"] >= 1):
             raise ValueError("an ok row needs its data's n >= 2 and d >= 1")
