@@ -18,6 +18,7 @@ from paceggm._validation import aligned_copy
 from paceggm.bench.cells import Cell, bound_policy
 from paceggm.bench.fitted import read_fit
 from paceggm.bench.methods import method_spec, resolve
+from paceggm.bench.runlog import captured_warnings
 from paceggm.bench.schema import SPEND_RTOL, STORED_COLUMNS, guarantee_holds
 from paceggm.bench.seeds import canonical_json, seed_sequence
 from paceggm.metrics import frobenius_error, mahalanobis_error
@@ -196,6 +197,9 @@ def check_spent(rho_spent: float, rho: float) -> None:
 def run_cell(cell: Cell, data: CellData, *, experiment: str, test_fraction: float = 0.2) -> dict:
     """Run one cell and return its row; failures are rows, not exceptions.
 
+    The Python warnings the cell raises are not shown: they are the row's
+    ``warnings`` (:func:`paceggm.bench.runlog.captured_warnings`), ok or failed.
+
     BLAS is limited to one thread for the duration: the sweep parallelises
     over cells, and a fixed thread count keeps floating-point reductions —
     hence results — identical whatever the worker.
@@ -204,12 +208,14 @@ def run_cell(cell: Cell, data: CellData, *, experiment: str, test_fraction: floa
 
     row = _base_row(cell, experiment)
     row.update(n=data.n, d=data.d, guarantee_holds=guarantee_holds(data.bound_check))
-    try:
-        with threadpool_limits(limits=1):
-            _fit_and_measure(cell, data, row, test_fraction)
-    except Exception:
-        row.update(status="failed", error=traceback.format_exc(), mahalanobis=math.nan,
-                   frobenius=math.nan, mse=math.nan)
-        return row
-    row["status"] = "ok"
+    with captured_warnings() as caught:
+        try:
+            with threadpool_limits(limits=1):
+                _fit_and_measure(cell, data, row, test_fraction)
+        except Exception:
+            row.update(status="failed", error=traceback.format_exc(), mahalanobis=math.nan,
+                       frobenius=math.nan, mse=math.nan)
+        else:
+            row["status"] = "ok"
+    row["warnings"] = caught  # travels back with the row, whatever process ran it (paceggm.bench.runlog)
     return row

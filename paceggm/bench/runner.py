@@ -40,7 +40,7 @@ from paceggm._validation import aligned_copy
 from paceggm.bench.cells import Cell, bound_policy, expand, grid_id
 from paceggm.bench.config import fingerprint, provenance
 from paceggm.bench.execute import CellData, failed_row, prepare_data, run_cell
-from paceggm.bench.runlog import run_log
+from paceggm.bench.runlog import progress_bar, run_log, warnings_line
 from paceggm.bench.schema import check_row, guarantee_holds
 from paceggm.bench.store import RunStore, ScanResult
 
@@ -219,6 +219,8 @@ class SweepSummary:
     n_workers: int = 0
     notes: list[str] = field(default_factory=list)
     log_path: Path | None = None
+    warnings: dict[str, int] = field(default_factory=dict)  # category -> Python warnings this run raised
+    n_cell_warnings: int = 0  # of them, raised by cells (in their records; the rest outside any cell)
 
     @property
     def n_ran(self) -> int:
@@ -265,6 +267,9 @@ class SweepSummary:
                 lines.append(f"    … and {len(by_cause) - _MAX_CAUSES} more causes")
         if self.log_path is not None:
             lines.append(f"  log: {self.log_path}")
+        said = warnings_line(self.warnings, log_path=self.log_path, in_cells=self.n_cell_warnings > 0)
+        if said is not None:
+            lines.append(f"  {said}")
         return "\n".join(lines)
 
 
@@ -442,7 +447,7 @@ def run_sweep(
     loader: Callable | None = None,
     overrides: Sequence[str] = (),
     progress: bool | None = None,
-    log=sys.stderr,
+    log=None,
 ) -> SweepSummary:
     """Run every cell of ``cfg`` (a resolved plain mapping) not already stored.
 
@@ -457,7 +462,10 @@ def run_sweep(
     overrides : sequence of str
         The command-line overrides, recorded in the manifest.
     progress : bool, optional
-        Show a progress bar; defaults to ``cfg["progress"]``.
+        Show progress; defaults to ``cfg["progress"]``. A bar on a terminal,
+        else a plain line per tenth of the cells.
+    log : file, optional
+        Where progress goes; defaults to ``sys.stderr``.
 
     Returns
     -------
@@ -482,7 +490,7 @@ def run_sweep(
     with store.lock(), run_log() as runlog:
         return _sweep(cfg, cells, store, loader=loader or resolve_loader(cfg.get("loader")), order=order,
                       overrides=overrides, show=cfg.get("progress", True) if progress is None else progress,
-                      log=log, t_start=t_start, name=name, runlog=runlog)
+                      log=sys.stderr if log is None else log, t_start=t_start, name=name, runlog=runlog)
 
 
 def _disagreement(cfg: Mapping, scan: ScanResult) -> str | None:
@@ -529,14 +537,16 @@ def _sweep(cfg, cells, store, *, loader, order, overrides, show, log, t_start, n
         summary.n_reused = len(reused)
         todo = [c for c in todo if c.key not in reused]
         logger.info("reused %d cells from %s", len(reused), list(cfg.get("reuse_from")))
-    record = _recorder(store, todo, {"commit": prov["git_commit"], "grid": grid}, summary, logger)
+    record = _recorder(store, todo, {"commit": prov["git_commit"], "grid": grid}, summary, runlog)
     data = _load_data(cfg, todo, loader, store, record, summary, logger, name=name)
     runnable = _dispatch_order([c for c in todo if c.dataset in data], data, order)
     if runnable:
         _run_cells(cfg, runnable, data, record, summary, name=name, show=show, log=log)
     summary.elapsed = time.perf_counter() - t_start
-    logger.info("done: ran %d (ok %d, failed %d), unavailable %d, %.1f s", summary.n_ran, summary.n_ok,
-                summary.n_failed, summary.n_unavailable, summary.elapsed)
+    summary.warnings, summary.n_cell_warnings = dict(runlog.warnings), runlog.n_cell_warnings
+    logger.info("done: ran %d (ok %d, failed %d), unavailable %d, %d warnings, %.1f s", summary.n_ran,
+                summary.n_ok, summary.n_failed, summary.n_unavailable, sum(summary.warnings.values()),
+                summary.elapsed)
     return summary
 
 
@@ -571,13 +581,15 @@ def _open_store(cfg, cells, todo, scan, store, prov, *, overrides, name, runlog)
     return summary
 
 
-def _recorder(store, todo, provenance: dict, summary: SweepSummary, logger):
+def _recorder(store, todo, provenance: dict, summary: SweepSummary, runlog):
     """What is done with each finished row: written to the store at once, counted and logged.
 
     Each record says how it was computed beyond its key: the bound policy, the
-    commit and the grid identity of the run (``provenance``: commit, grid).
+    commit and the grid identity of the run (``provenance``: commit, grid). Each
+    warning the cell raised is in its row and, in full with the cell, in the log.
     """
     cell_of = {c.key: c for c in todo}
+    logger = runlog.logger
 
     def record(row: dict) -> None:
         cell = cell_of[row["cell_key"]]
@@ -593,6 +605,8 @@ def _recorder(store, todo, provenance: dict, summary: SweepSummary, logger):
                 {"cell_key": row["cell_key"], "variant": row["variant"], "dataset": row["dataset"],
                  "cause": _cause(row["error"])}
             )
+        for w in row.get("warnings") or ():
+            runlog.warning(w, cell=f"{where} (method {row['method']})")
 
     return record
 
@@ -624,7 +638,6 @@ def _load_data(cfg, todo, loader, store, record, summary: SweepSummary, logger, 
 def _run_cells(cfg, runnable, data, record, summary: SweepSummary, *, name: str, show: bool, log) -> None:
     """The cells on the configured backend, each row recorded as it arrives, whatever order they finish in."""
     from joblib import Parallel, delayed
-    from tqdm.auto import tqdm
 
     test_fraction = float(cfg.get("test_fraction", 0.2))
     with _backend(cfg.get("backend") or {}, scatter=list(data.values()), n_pending=len(runnable)) as n_jobs:
@@ -633,8 +646,7 @@ def _run_cells(cfg, runnable, data, record, summary: SweepSummary, *, name: str,
             delayed(_run_in_worker)(c, data[c.dataset], experiment=name, test_fraction=test_fraction)
             for c in runnable
         )
-        bar = tqdm(total=len(runnable), desc=name, unit="cell", disable=not show, file=log,
-                   dynamic_ncols=True, smoothing=0.05)
+        bar = progress_bar(len(runnable), desc=name, file=log, show=show)
         rows = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(tasks)
         try:
             for row in rows:
