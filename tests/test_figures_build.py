@@ -10,13 +10,16 @@ import pytest
 
 from paceggm.bench.figures import FiguresConfig, build_all, plots, style
 from paceggm.bench.figures.__main__ import main as cli
-from paceggm.bench.figures.artifacts import ARTIFACTS, Grid
+from paceggm.bench.figures.artifacts import ARTIFACTS as EVERY_ARTIFACT
+from paceggm.bench.figures.artifacts import SWEEPS, Grid
 from paceggm.bench.figures.report import write_report
 from paceggm.bench.figures.results import datasets_by_d, validate_results
 from paceggm.bench.figures.synthetic import synthetic_results, write_synthetic_store
 from paceggm.bench.methods import METHODS, MethodSpec, MethodStyle
 
-# the figures drawn from rows, and the artifacts that read no `quick`: from the table of artifacts
+# the publication's artifacts (a sweep's own are test_figures_sweep.py's), the figures drawn from rows, and
+# the artifacts that read no `quick`: from the table of artifacts
+ARTIFACTS = [s for s in EVERY_ARTIFACT if s.sources != SWEEPS]
 FIGURES = [s.name for s in ARTIFACTS if isinstance(s.draw, Grid)]
 CLAIMS = [f"{kind}_{m}" for m in ("mahalanobis", "frobenius")
           for kind in ("winners", "winners_all", "gain_over_ssp")]

@@ -25,7 +25,7 @@ import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")  # headless; plots only use the Agg canvas anyway
 
-from .build import build_all  # noqa: E402
+from .build import NO_TABLE, build_all  # noqa: E402
 from .config import SPREADS, FiguresConfig  # noqa: E402
 from .report import write_report  # noqa: E402
 
@@ -57,7 +57,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--formats", type=_names, default=defaults.formats)
     p.add_argument("--width", type=float, default=defaults.width,
                    help="figure width in inches at print size (7 = full width, 3.3 = one column)")
+    p.add_argument("--plugins", type=_names, default=(),
+                   help="comma-separated user modules (names or .py paths) registering methods, data sets or "
+                        "figures, besides $PACEGGM_PLUGINS (docs/extending.md)")
     args = p.parse_args(argv)
+    from paceggm.bench.plugins import PluginError, load_plugins, remember_runs
+
+    try:  # user modules' methods, data sets and figures; the `target:` methods the stores were run with
+        load_plugins(args.plugins, origin="--plugins")
+    except PluginError as exc:
+        p.error(str(exc))
+    remember_runs(args.runs)
     try:
         config = FiguresConfig(main_datasets=args.main_datasets, main_methods=args.main_methods,
                                hyperparameter_datasets=args.hyperparameter_datasets,
@@ -69,13 +79,21 @@ def main(argv: list[str] | None = None) -> int:
     log = build_all(args.runs, out, config, experiments=args.experiments)
     drawn = [a for a in log.artifacts if not a.skipped and a.source != "data stage"]
     report = write_report(log) if drawn else None
+    # artifacts whose recipes were not run at all: one line, not one each
+    absent = [a.name for a in log.artifacts if a.skipped and a.skipped.startswith(NO_TABLE)]
     for art in log.artifacts:
+        if art.name in absent:
+            continue
         if art.skipped:
             print(f"skipped {art.name}: {art.skipped}")
         else:
             gaps = f", {len(art.problems)} incomplete cells" if art.problems else ""
             print(f"built   {art.name} from {art.source}{gaps}: "
                   + " ".join(str(f) for f in art.files))
+    if absent:
+        print(f"skipped (no results table of their recipes under {args.runs}): {', '.join(absent)}")
+    if log.publication:
+        print(f"not built: {log.publication}")
     for name, why in sorted(log.unreadable.items()):
         print(f"ERROR   {name}: {why}", file=sys.stderr)
     if report is None:

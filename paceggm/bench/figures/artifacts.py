@@ -26,14 +26,20 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from paceggm.bench.methods import METHODS, method_defaults
-from paceggm.bench.variants import label as variant_label
+from paceggm.bench.methods import METHODS
+from paceggm.bench.variants import label_of
 
-from . import claims, plots, published, style, tables
+from . import claims, plots, published, style, sweep, tables
 from .results import select_variants
 
 ERRORS = ("mahalanobis", "frobenius")
 KINDS = ("figure", "table")
+#: The sources of an entry drawn for each sweep read that is not a publication recipe (any name, any grid),
+#: into ``<out>/<experiment>/``.
+SWEEPS = ("*",)
+#: Recipes run by a user rather than for the publication's figures, drawn as sweeps too: the demo (the
+#: embedded data) opens its report with its own grid, then the publication's artifacts it stands in for.
+USER_RECIPES = ("demo",)
 
 
 @dataclass(frozen=True)
@@ -45,13 +51,15 @@ class Grid:
     ``references`` takes (ctx, experiment, preprocessing).
     """
 
-    compared: tuple[str, ...] = ()
+    compared: tuple[str, ...] | Callable = ()  # or a function of the rows
     errorbars: bool = False
     spread: str | None = None  # None: the config's
     datasets: Callable | None = None
     expected: Callable | None = None
     styles: Callable | None = None
     references: Callable | None = None
+    present_only: bool = False  # draw only the metrics with a value in the rows
+    fit_legend: bool = False  # room for a legend of many variants (any sweep's grid)
 
 
 @dataclass(frozen=True)
@@ -61,7 +69,10 @@ class Spec:
     ``description`` is a sentence, or a function of (ctx, legend labels) for words that follow
     what the results hold. ``source`` names the entry of ``FiguresConfig.sources`` it reads
     (artifacts drawn from the same rows share one); ``sources`` are its default experiments.
-    ``rows`` selects the rows it shows from one experiment's table, given the config.
+    ``rows`` selects the rows it shows from one experiment's table, given the config; it may return a dict
+    (a title → rows) for one artifact per entry (e.g. one figure per swept parameter). A figure of rows is
+    drawn by a :class:`Grid`, or by a function ``draw(rows, ctx)`` that returns a matplotlib Figure.
+    ``sources=SWEEPS``: drawn for every sweep that is not a publication recipe (:data:`SWEEPS`).
     """
 
     name: str
@@ -80,8 +91,10 @@ class Spec:
             raise ValueError(f"artifact {self.name!r}: kind must be one of {KINDS}, got {self.kind!r}")
         if self.rows is not None and (not self.sources or not self.metrics):
             raise ValueError(f"artifact {self.name!r}: an artifact with rows needs sources and metrics")
-        if isinstance(self.draw, Grid) != (self.kind == "figure" and self.rows is not None):
-            raise ValueError(f"artifact {self.name!r}: a figure of rows is drawn by a Grid, anything else by a function")
+        if isinstance(self.draw, Grid) and not (self.kind == "figure" and self.rows is not None):
+            raise ValueError(f"artifact {self.name!r}: a Grid draws a figure of rows only")
+        if not isinstance(self.draw, Grid) and not callable(self.draw):
+            raise ValueError(f"artifact {self.name!r}: drawn by a Grid or a function")
         if not self.source:
             object.__setattr__(self, "source", self.name)
 
@@ -95,6 +108,11 @@ class Context:
     tables: dict[str, pd.DataFrame]
     log: object  # BuildLog
     compared: dict = field(default_factory=dict)  # published comparison name → (Table, Distance)
+    folder: object = None  # where files go: the log's folder, or a sweep's <out>/<experiment>
+
+    @property
+    def out(self):
+        return self.folder if self.folder is not None else self.log.out
 
 
 # ---- row selections ---------------------------------------------------------------------------
@@ -106,9 +124,29 @@ def _is_regression(df: pd.DataFrame) -> pd.Series:
     return df["method"].isin(registered) | has_mse.astype(bool)
 
 
+def _covariance(df):
+    return df[~_is_regression(df)] if len(df) else df
+
+
 def covariance_rows(df, config=None):
     """Every covariance method run with its defaults."""
-    return select_variants(df[~_is_regression(df)] if len(df) else df)
+    return select_variants(_covariance(df))
+
+
+def _every_covariance_method(df, config=None):
+    """Every covariance method with its defaults, or with its variants where it has no other rows."""
+    return drawn_rows(_covariance(df))
+
+
+def drawn_rows(df, methods=None):
+    """Rows of ``methods`` (all: ``None``) run with their defaults; of a method run only as variants of a
+    grid, those variants: a method is drawn wherever it was run."""
+    plain = select_variants(df, methods=methods)
+    pool = df if methods is None or not len(df) else df[df["method"].isin(list(methods))]
+    only_variants = set(pool["method"]) - set(plain["method"]) if len(pool) else set()
+    if not only_variants:
+        return plain
+    return pd.concat([plain, pool[pool["method"].isin(only_variants)]]).sort_index()
 
 
 def regression_rows(df, config=None):
@@ -151,12 +189,7 @@ def _spread(ctx) -> str:
 
 def _hp_styles(rows: pd.DataFrame) -> dict[str, style.MethodStyle]:
     """(α, β) variants styled by their grid position (the default pair included)."""
-    styles, defaults = style.variant_styles(rows), method_defaults("paceggm")
-    for v, g in rows[rows["method"] == "paceggm"].groupby("variant"):
-        a, b = g["p_alpha"].dropna(), g["p_beta"].dropna()
-        styles[v] = style.hyperparameter_style(float(a.iloc[0]) if len(a) else defaults["alpha"],
-                                               float(b.iloc[0]) if len(b) else defaults["beta"])
-    return styles
+    return style.hyperparameter_styles(rows)
 
 
 def references_file(runs, experiment: str):
@@ -187,8 +220,9 @@ def _regression_words(ctx, labels) -> str:
 
 
 def _solver_ratios(rows, ctx):
-    # the label of PACE-GGM's rows run with Newton (the plain variant when Newton is the recipes' solver)
-    reference, metrics = variant_label("paceggm", {"solver": "newton"}), [*ERRORS, "solve_time"]
+    # the stored label of PACE-GGM's rows run with Newton (the plain variant when Newton is the recipes' solver)
+    reference = label_of(rows, "paceggm", {"solver": "newton"}) or "paceggm[solver=newton]"
+    metrics = [*ERRORS, "solve_time"]
     return [claims.ratio_table(rows, metrics, reference=reference, name="solver_ratios"),
             claims.paired_ratio_table(rows, metrics, reference=reference, name="solver_paired_ratios")]
 
@@ -232,7 +266,12 @@ _CLAIMS_WORDS = ("Who wins per data set and ρ (among the main text's methods, t
 
 
 def _main_words(ctx, labels):
-    names = ", ".join(style.method_style(m).label for m in ctx.config.main_methods)
+    # the configured methods that are drawn, in the configured order; one run only as variants, by those
+    named = []
+    for m in ctx.config.main_methods:
+        base = style.method_style(m).label
+        named += [base] if base in labels else [x for x in labels if x.startswith(base + " (")]
+    names = ", ".join(named)
     return (f"Mahalanobis (top) and Frobenius (bottom) error vs ρ of {names} on the main text's data sets, "
             f"ordered by d; {_spread(ctx)}.")
 
@@ -250,14 +289,14 @@ def _hp_words(ctx, labels):
 #: Every artifact, in the order of the report. Drawn where its rows are found; skipped (with why) where not.
 ARTIFACTS: list[Spec] = [
     Spec("main_comparison", "figure", "Main comparison (main-text data sets)", _main_words, _MAIN,
-         lambda df, config: select_variants(covariance_rows(df), methods=set(config.main_methods)), ERRORS,
+         lambda df, config: drawn_rows(_covariance(df), methods=set(config.main_methods)), ERRORS,
          Grid(datasets=lambda config: list(config.main_datasets), expected=lambda config: config.main_methods)),
     Spec("main_comparison_all", "figure", "Main comparison (all data sets, with the diagonal baseline)",
          _every_method_words("Both errors vs ρ of every method run with default parameters ({}) on every data set, "
-                             "ordered by d; {}."), _MAIN, covariance_rows, ERRORS, Grid()),
+                             "ordered by d; {}."), _MAIN, _every_covariance_method, ERRORS, Grid()),
     Spec("main_comparison_strict", "figure", "Main comparison under strict preprocessing (the bound B = 1 holds)",
          _every_method_words("As the all-data-set comparison, with every column divided by its max |x| so the "
-                             "declared bound holds ({}); {}."), ("main_strict",), covariance_rows, ERRORS, Grid()),
+                             "declared bound holds ({}); {}."), ("main_strict",), _every_covariance_method, ERRORS, Grid()),
     Spec("solver_ipm_vs_pgd", "figure", "Solver: IPM-Cholesky vs projected gradient descent",
          lambda ctx, labels: f"Both errors and the total solver time per trial vs ρ for "
                              f"{enumerate_labels(labels)}; {_spread(ctx)}.",
@@ -407,6 +446,46 @@ ARTIFACTS += [
 ]
 
 
+#: The publication's recipes: every experiment an entry above reads. Its artifacts, tables and the verdicts
+#: on its statements are built only where one of them is read (and say so otherwise).
+PUBLICATION_RECIPES = frozenset(e for spec in ARTIFACTS for e in spec.sources)
+PUBLICATION_ARTIFACTS = frozenset(spec.name for spec in ARTIFACTS)
+
+
+# ---- any sweep (sources SWEEPS): its own grid, whatever its name -----------------------------------
+
+def _sweep_words(what: str):
+    return lambda ctx, labels: f"{what} vs ρ of {enumerate_labels(labels)}; {_spread(ctx)}."
+
+
+_PARAMETER_WORDS = ("Both errors (or the test MSE) and the time per trial vs ρ of the variants that differ in "
+                    "this parameter alone")
+
+ARTIFACTS += [
+    Spec("results", "table", "Results", "Each error, mean ± standard error over trials, per data set, variant "
+         "and ρ.", SWEEPS, sweep.error_rows, sweep.ERRORS, sweep.results_tables),
+    Spec("errors", "figure", "Errors vs ρ", _sweep_words("Each error"), SWEEPS, sweep.error_rows, sweep.ERRORS,
+         Grid(present_only=True, fit_legend=True)),
+    Spec("parameter", "figure", "Swept parameter",
+         lambda ctx, labels: f"{_PARAMETER_WORDS} ({enumerate_labels(labels)}); {_spread(ctx)}.",
+         SWEEPS, sweep.parameter_rows, (*sweep.ERRORS, "wall_time"),
+         Grid(compared=sweep.swept_names, present_only=True, fit_legend=True),
+         nothing="no parameter swept"),
+    Spec("grid", "figure", "Parameters swept together", sweep.heatmap_words, SWEEPS, sweep.pair_rows,
+         sweep.ERRORS, sweep.heatmap, nothing="no two parameters swept together"),
+    Spec("runtime", "figure", "Time per trial", _sweep_words("Whole-fit time per trial (and the solver's)"),
+         SWEEPS, sweep.time_rows, sweep.TIMES, Grid(present_only=True, fit_legend=True)),
+    Spec("runtime_table", "table", "Time per trial, table", "Mean ± standard error over trials.", SWEEPS,
+         sweep.time_rows, sweep.TIMES, sweep.time_tables),
+    Spec("measured", "figure", "Measured entries",
+         _sweep_words("Distinct off-diagonal entries measured per trial (the d diagonal entries on top)"),
+         SWEEPS, sweep.measured_rows, (sweep.MEASURED,), Grid(fit_legend=True), nothing="no method reports measured entries"),
+    Spec("measured_table", "table", "Measured entries, table", "Mean ± standard error over trials.", SWEEPS,
+         sweep.measured_rows, (sweep.MEASURED,), sweep.measured_tables,
+         nothing="no method reports measured entries"),
+]
+
+
 def register(spec: Spec) -> Spec:
     """Add (or replace, by name) an artifact: the figures stage builds it from then on, after the others.
 
@@ -435,7 +514,7 @@ def default_sources() -> dict[str, tuple[str, ...]]:
     """``FiguresConfig.sources``'s default: each entry's source → its experiments (shared sources agree)."""
     out: dict[str, tuple[str, ...]] = {}
     for spec in ARTIFACTS:
-        if spec.rows is None:
+        if spec.rows is None or spec.sources == SWEEPS:
             continue
         if out.setdefault(spec.source, spec.sources) != spec.sources:
             raise ValueError(f"artifact {spec.name!r} reads source {spec.source!r} from {spec.sources}, "

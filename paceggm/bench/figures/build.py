@@ -12,11 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from . import artifacts as table_of_artifacts
-from . import plots, style, tables
-from .artifacts import Context, Spec
+from . import plots, style, sweep, tables
+from .artifacts import Context, Grid, Spec
 from .config import FiguresConfig
 from .results import CellProblem, cell_problems, datasets_by_d, dims, load_results, pick_preprocessing
 
@@ -52,10 +53,16 @@ class BuildLog:
     experiments: dict[str, tuple[int, int]] = field(default_factory=dict)  # name → (rows, ok rows)
     replicate: list[str] = field(default_factory=list)  # per published table: against an exact replicate
     verdicts: list = field(default_factory=list)  # the C1–C13 verdicts (verdicts.Verdict)
+    sweeps: dict[str, list[str]] = field(default_factory=dict)  # sweep → its grid, Markdown lines
+    publication: str | None = None  # why the publication's artifacts were not built (None: they were)
 
     @property
     def files(self) -> list[Path]:
         return [f for a in self.artifacts for f in a.files]
+
+
+#: How the reason of an artifact skipped because none of its experiments was read begins.
+NO_TABLE = "no results table for"
 
 
 def _sources(config: FiguresConfig, spec: Spec) -> tuple[str, ...]:
@@ -67,7 +74,10 @@ def _pick(ctx: Context, spec: Spec) -> tuple[pd.DataFrame, str | None, str | Non
     for exp in _sources(ctx.config, spec):
         if exp not in ctx.tables:
             continue
-        rows, prep, others = pick_preprocessing(spec.rows(ctx.tables[exp], ctx.config), ctx.config.preprocessing)
+        picked = spec.rows(ctx.tables[exp], ctx.config)
+        if isinstance(picked, dict):  # one artifact per entry: drawn by _expanded
+            raise TypeError(f"artifact {spec.name!r}: rows returned a dict; only a sweep's entries may")
+        rows, prep, others = pick_preprocessing(picked, ctx.config.preprocessing)
         if len(rows):
             rows.attrs["other_preprocessings"] = others
             return rows, exp, prep
@@ -78,14 +88,19 @@ def _skip_reason(config, spec, tables_) -> str:
     tried = _sources(config, spec)
     present = [e for e in tried if e in tables_]
     if not present:
-        return f"no results table for {', '.join(tried)} (runs/<experiment>/results.parquet)"
+        return f"{NO_TABLE} {', '.join(tried)} (runs/<experiment>/results.parquet)"
     return f"no rows for this artifact in {', '.join(present)}"
 
 
 def _problems(df, datasets, variants, rhos, metrics) -> list[CellProblem]:
     seen, out = set(), []
+    # a metric a variant never reports (SSP's solver time) leaves no gap in its cells
+    ok = df[df["status"] == "ok"]
+    has = {m: set(ok.loc[np.isfinite(ok[m]), "variant"]) for m in metrics}
+    reporting = set().union(*has.values()) if has else set()
     for m in metrics:
-        for p in cell_problems(df, datasets=datasets, variants=variants, rhos=rhos, metric=m):
+        shown = [v for v in variants if v in has[m] or v not in reporting]
+        for p in cell_problems(df, datasets=datasets, variants=shown, rhos=rhos, metric=m):
             k = (p.dataset, p.variant, p.rho)
             if k not in seen:
                 seen.add(k)
@@ -128,7 +143,16 @@ def _figure(ctx: Context, spec: Spec, art: Artifact) -> None:
         art.skipped = _skip_reason(ctx.config, spec, ctx.tables)
         return
     grid, config = spec.draw, ctx.config
-    looks = style.variant_styles(rows, compared=grid.compared)
+    if not isinstance(grid, Grid):  # drawn by the entry's own function
+        looks = style.variant_styles(rows)
+        variants = style.variant_order(rows["variant"].unique(), looks)
+        if callable(spec.description):
+            art.description = spec.description(ctx, [looks[v].label for v in variants])
+        art.files = plots.save(grid(rows, ctx), ctx.out, spec.name, config.formats)
+        _record(art, rows, exp, prep, looks, datasets_by_d(rows), variants, spec.metrics)
+        return
+    compared = grid.compared(rows) if callable(grid.compared) else grid.compared
+    looks = style.variant_styles(rows, compared=compared)
     variants = style.variant_order(rows["variant"].unique(), looks)
     if callable(spec.description):  # worded after what the results hold
         art.description = spec.description(ctx, [looks[v].label for v in variants])
@@ -140,15 +164,19 @@ def _figure(ctx: Context, spec: Spec, art: Artifact) -> None:
         datasets = datasets_by_d(rows, only=datasets) or present
     else:
         datasets = present
-    expected = grid.expected(config) if grid.expected else ()
-    fig = plots.metric_grid(rows, datasets=datasets, variants=variants, metrics=list(spec.metrics),
+    # a method drawn as the variants of its grid is not expected with its defaults as well
+    expected = [v for v in (grid.expected(config) if grid.expected else ())
+                if v in variants or v not in set(rows["method"])]
+    metrics = sweep.present(rows, spec.metrics) if grid.present_only else list(spec.metrics)
+    fig = plots.metric_grid(rows, datasets=datasets, variants=variants, metrics=metrics,
                             rhos=sorted(rows["rho"].unique()), dims=dims(rows), spread=grid.spread or config.spread,
-                            compared=grid.compared, errorbars=grid.errorbars, max_columns=config.max_columns,
+                            compared=compared, errorbars=grid.errorbars, max_columns=config.max_columns,
                             styles=grid.styles(rows) if grid.styles else None, width=config.width,
-                            references=grid.references(ctx, exp, prep) if grid.references else None)
-    art.files = plots.save(fig, ctx.log.out, spec.name, config.formats)
+                            references=grid.references(ctx, exp, prep) if grid.references else None,
+                            fit_legend=grid.fit_legend)
+    art.files = plots.save(fig, ctx.out, spec.name, config.formats)
     _record(art, rows, exp, prep, style.variant_styles(rows), datasets,
-            style.variant_order(set(variants) | set(expected), looks), spec.metrics)
+            style.variant_order(set(variants) | set(expected), looks), metrics)
 
 
 def _table(ctx: Context, spec: Spec, art: Artifact) -> None:
@@ -164,7 +192,7 @@ def _table(ctx: Context, spec: Spec, art: Artifact) -> None:
     for t in made:
         # The table files carry the note in their caption; the report shows it once per artifact.
         captioned = replace(t, caption=f"{t.caption} {art.guarantee}".strip())
-        art.files += tables.write_table(captioned, ctx.log.out / "tables")
+        art.files += tables.write_table(captioned, ctx.out / "tables")
         art.markdown.append(f"*{t.caption}*\n\n" + tables.to_markdown(t))
     looks = style.variant_styles(rows)
     _record(art, rows, exp, prep, looks, datasets_by_d(rows), style.variant_order(rows["variant"].unique(), looks),
@@ -178,12 +206,56 @@ def _build(ctx: Context, spec: Spec, art: Artifact) -> None:
         (_figure if spec.kind == "figure" else _table)(ctx, spec, art)
 
 
+def _expanded(ctx: Context, spec: Spec, exp: str) -> list[Artifact]:
+    """A sweep's entry drawn for experiment ``exp`` into ``<out>/<exp>/``: one artifact, or one per entry of
+    the dict its rows return (e.g. one figure per swept parameter)."""
+    sub = replace(ctx, folder=ctx.log.out / exp)
+    picked = spec.rows(ctx.tables[exp], ctx.config) if spec.rows is not None else None
+    parts = picked if isinstance(picked, dict) else {"": picked}
+    made = []
+    for suffix, rows in parts.items():
+        stem = spec.name + (f"_{sweep.slug(suffix)}" if suffix else "")
+        words = spec.description if isinstance(spec.description, str) else ""
+        art = Artifact(f"{exp}/{stem}", spec.kind, f"{exp}: {spec.title}" + (f" — {suffix}" if suffix else ""),
+                       words)
+        made.append(art)
+        if spec.rows is None:  # an entry that fills its artifact itself, given this sweep's folder
+            spec.draw(sub, art)
+            continue
+        if not len(rows):
+            art.skipped = f"{spec.nothing} (source `{exp}`)"
+            continue
+        one = replace(spec, name=stem, sources=(exp,), source=f"{exp}/{stem}",
+                      rows=lambda df, config, rows=rows: rows,
+                      metrics=tuple(sweep.present(rows, spec.metrics)) or spec.metrics)
+        _build(sub, one, art)
+    if not made:
+        made.append(Artifact(f"{exp}/{spec.name}", spec.kind, f"{exp}: {spec.title}", "",
+                             skipped=f"{spec.nothing} (source `{exp}`)"))
+    return made
+
+
+def is_sweep(experiment: str, config: FiguresConfig) -> bool:
+    """Whether ``experiment`` is drawn as a sweep of its own: any experiment the publication's artifacts do
+    not read, and the user recipes (:data:`~.artifacts.USER_RECIPES`)."""
+    return experiment not in _publication(config) or experiment in table_of_artifacts.USER_RECIPES
+
+
+def _publication(config: FiguresConfig) -> set[str]:
+    """The publication's recipes, and any experiment the config names as a source of its artifacts."""
+    return set(table_of_artifacts.PUBLICATION_RECIPES) | {e for v in config.sources.values() for e in v}
+
+
 def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = None, *,
               experiments=None, artifacts=None) -> BuildLog:
     """Build every artifact it can from ``runs/*/results.parquet`` into ``out``.
 
     ``experiments`` restricts the tables read (e.g. ``["quick"]`` draws a
     reduced recipe alone); ``artifacts`` replaces :data:`~.artifacts.ARTIFACTS`.
+    Every sweep read that is not a publication recipe gets the entries whose
+    sources are :data:`~.artifacts.SWEEPS`, into ``out/<experiment>/``; the
+    publication's artifacts are built only when a publication recipe is read
+    (``BuildLog.publication`` says so otherwise).
     An artifact without results is skipped and its existing files in ``out`` are
     left alone. Returns the :class:`BuildLog`; :func:`report.write_report` turns
     it into ``out/REPORT.md``.
@@ -198,7 +270,20 @@ def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = 
     log = BuildLog(out=out, unreadable=unreadable,
                    experiments={k: (len(v), int((v["status"] == "ok").sum())) for k, v in tables_.items()})
     ctx = Context(config=config, runs=runs, tables=tables_, log=log)
-    for spec in table_of_artifacts.ARTIFACTS if artifacts is None else artifacts:
+    specs = list(table_of_artifacts.ARTIFACTS if artifacts is None else artifacts)
+    for exp in (e for e in tables_ if is_sweep(e, config)):
+        log.sweeps[exp] = sweep.describe(tables_[exp])
+        for spec in specs:
+            if spec.sources == table_of_artifacts.SWEEPS:
+                log.artifacts += _expanded(ctx, spec, exp)
+    if tables_ and not _publication(config) & set(tables_):
+        log.publication = ("the publication's figures, tables and verdicts on its statements C1–C13 are built "
+                           f"for the publication's recipes only ({', '.join(sorted(_publication(config)))}); "
+                           "none was read")
+    for spec in specs:
+        if spec.sources == table_of_artifacts.SWEEPS or (
+                log.publication and spec.name in table_of_artifacts.PUBLICATION_ARTIFACTS):
+            continue
         art = Artifact(spec.name, spec.kind, spec.title, spec.description if isinstance(spec.description, str) else "")
         log.artifacts.append(art)
         _build(ctx, spec, art)

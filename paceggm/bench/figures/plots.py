@@ -114,7 +114,8 @@ def metric_grid(df: pd.DataFrame, *, datasets: list[str], variants: list[str], m
                 rhos: list[float], dims: dict[str, int], spread: str = "minmax",
                 compared: tuple[str, ...] = (), errorbars: bool = False, max_columns: int = 7,
                 styles: dict[str, style.MethodStyle] | None = None,
-                width: float = style.FULL_WIDTH, references: dict | None = None) -> Figure:
+                width: float = style.FULL_WIDTH, references: dict | None = None,
+                fit_legend: bool = False) -> Figure:
     """Metric vs ρ on log–log axes; columns = ``datasets``, rows = ``metrics``.
 
     With more than ``max_columns`` data sets the columns wrap onto further
@@ -123,7 +124,8 @@ def metric_grid(df: pd.DataFrame, *, datasets: list[str], variants: list[str], m
     side by side at each ρ and the y axis fitted to the data rather than to whole
     decades, so bars of a few per cent stay visible. ``references`` maps a data set
     to ``{label: value}``: horizontal lines (e.g. predicting 0, non-private OLS)
-    in the :data:`REFERENCE_STYLES` looks.
+    in the :data:`REFERENCE_STYLES` looks. ``fit_legend=True`` makes the figure tall enough
+    for a legend of many variants above one row of panels.
     """
     if not datasets or not metrics or not rhos:
         raise ValueError("metric_grid needs at least one data set, one metric and one rho")
@@ -139,7 +141,12 @@ def metric_grid(df: pd.DataFrame, *, datasets: list[str], variants: list[str], m
     # few panels: don't stretch them over the full width (at most ~2.2 in each, at least a column)
     width = min(width, max(style.COLUMN_WIDTH, 2.2 * ncols))
     with mpl.rc_context(style.RC):
-        fig = _new_figure(width, PANEL_HEIGHT * nrows + 0.45)
+        height = PANEL_HEIGHT * nrows + 0.45
+        if fit_legend:
+            labels = [styles[v].label for v in variants]
+            per_row = _legend_columns(labels, width)
+            height += max(0.0, 0.15 * -(-len(labels) // per_row) - 0.3)
+        fig = _new_figure(width, height)
         axes = np.atleast_2d(fig.subplots(nrows, ncols, squeeze=False))
         stats = {m: trial_stats(df, m) for m in metrics}
         grid = pd.Index(sorted(rhos), name="rho")
@@ -231,11 +238,15 @@ def _legend(fig, looks: list[style.MethodStyle], references: list[str], width: f
     handles += [Line2D([], [], label=label, **REFERENCE_STYLES.get(label, {"color": "0.5", "lw": 0.8}))
                 for label in references]
     if handles:
-        # A legend column needs room for its longest label (≈0.055 in per
-        # character at the legend's font size, plus the handle), or it is cut.
-        col_width = 0.45 + 0.055 * max(len(h.get_label()) for h in handles)
         fig.legend(handles=handles, loc="outside upper center",
-                   ncols=min(len(handles), max(1, int(width // col_width))), frameon=False)
+                   ncols=_legend_columns([h.get_label() for h in handles], width), frameon=False)
+
+
+def _legend_columns(labels: list[str], width: float) -> int:
+    # A legend column needs room for its longest label (≈0.055 in per
+    # character at the legend's font size, plus the handle), or it is cut.
+    col_width = 0.45 + 0.055 * max(len(x) for x in labels)
+    return min(len(labels), max(1, int(width // col_width)))
 
 
 def save(fig: Figure, out_dir: Path, name: str, formats) -> list[Path]:

@@ -111,49 +111,27 @@ def render_report(log: BuildLog, previous: str | None = None) -> str:
     else:
         lines.append("No results table was found: nothing could be built.")
     lines.append("")
-    lines += ["## Headline", "", *headline(log), ""]
+    kept = {a.name: k for a in log.artifacts if a.skipped and (k := _kept(a, earlier, out)) is not None}
+    skipped = [a for a in log.artifacts if a.skipped and a.name not in kept]
+    swept = {a.name for a in log.artifacts if a.name.split("/", 1)[0] in log.sweeps and "/" in a.name}
+    # a sweep's report opens with its grid and results; the publication's artifacts follow
+    for exp, grid in log.sweeps.items():
+        lines += [f"## Experiment `{exp}`", "", *grid, ""]
+        for art in log.artifacts:
+            if art.name in swept and art.name.startswith(exp + "/"):
+                lines += _section(art, kept, out)
+    if log.publication:
+        lines += ["## The publication's artifacts", "", f"Not built: {log.publication}.", ""]
+    else:
+        lines += ["## Headline", "", *headline(log), ""]
     if log.unreadable:
         lines += ["## Unreadable results tables", ""]
         lines += [f"- `{k}`: {v}" for k, v in sorted(log.unreadable.items())]
         lines.append("")
-    kept = {a.name: k for a in log.artifacts if a.skipped and (k := _kept(a, earlier, out)) is not None}
-    skipped = [a for a in log.artifacts if a.skipped and a.name not in kept]
     ordered = sorted(log.artifacts, key=lambda a: FIRST.index(a.name) if a.name in FIRST else len(FIRST))
     for art in ordered:
-        if art.name in kept:
-            lines += [kept[art.name]]
-            continue
-        if art.skipped:
-            continue
-        lines += [f"## {art.title}", "", art.description, ""]
-        if art.guarantee:
-            lines += [art.guarantee, ""]
-        meta = []
-        if art.source:
-            meta.append(f"source: `{art.source}`")
-        if art.preprocessing:
-            meta.append(f"preprocessing: {art.preprocessing}"
-                        + (f" (also present, not shown: {', '.join(art.other_preprocessings)}; "
-                           f"use --preprocessing)" if art.other_preprocessings else ""))
-        if art.trials:
-            meta.append(f"up to {art.trials} trials per cell")
-        if meta:
-            lines += ["(" + "; ".join(meta) + ")", ""]
-        if art.kind == "figure":
-            png = [f for f in art.files if f.suffix == ".png"]
-            if png:
-                lines += [f"![{art.title}]({_rel(png[0], out)})", ""]
-            lines += ["Files: " + ", ".join(f"[{f.name}]({_rel(f, out)})" for f in art.files), ""]
-        else:
-            for body in art.markdown:
-                lines += [body.rstrip(), ""]
-            if art.files:
-                lines += ["Files: " + ", ".join(f"[{f.name}]({_rel(f, out)})" for f in art.files), ""]
-        if art.absent:
-            lines += [f"Configured data sets without any result in `{art.source}` (not drawn): "
-                      + ", ".join(art.absent) + ".", ""]
-        if art.source != "data stage":
-            lines += _problems_md(art) + [""]
+        if art.name not in swept:
+            lines += _section(art, kept, out)
     if skipped:
         lines += ["## Not built", ""]
         lines += [f"- **{a.title}** (`{a.name}`): {a.skipped}" for a in skipped]
@@ -161,11 +139,50 @@ def render_report(log: BuildLog, previous: str | None = None) -> str:
     return "\n".join(lines)
 
 
+def _section(art: Artifact, kept: dict[str, str], out: Path) -> list[str]:
+    """An artifact's section of the report: its words, where it came from, its files and its gaps."""
+    if art.name in kept:
+        return [kept[art.name]]
+    if art.skipped:
+        return []
+    lines = [f"## {art.title}", "", art.description, ""]
+    if art.guarantee:
+        lines += [art.guarantee, ""]
+    meta = []
+    if art.source:
+        meta.append(f"source: `{art.source}`")
+    if art.preprocessing:
+        meta.append(f"preprocessing: {art.preprocessing}"
+                    + (f" (also present, not shown: {', '.join(art.other_preprocessings)}; "
+                       f"use --preprocessing)" if art.other_preprocessings else ""))
+    if art.trials:
+        meta.append(f"up to {art.trials} trials per cell")
+    if meta:
+        lines += ["(" + "; ".join(meta) + ")", ""]
+    if art.kind == "figure":
+        png = [f for f in art.files if f.suffix == ".png"]
+        if png:
+            lines += [f"![{art.title}]({_rel(png[0], out)})", ""]
+        lines += ["Files: " + ", ".join(f"[{f.name}]({_rel(f, out)})" for f in art.files), ""]
+    else:
+        for body in art.markdown:
+            lines += [body.rstrip(), ""]
+        if art.files:
+            lines += ["Files: " + ", ".join(f"[{f.name}]({_rel(f, out)})" for f in art.files), ""]
+    if art.absent:
+        lines += [f"Configured data sets without any result in `{art.source}` (not drawn): "
+                  + ", ".join(art.absent) + ".", ""]
+    if art.source != "data stage":
+        lines += _problems_md(art) + [""]
+    return lines
+
+
 def write_report(log: BuildLog) -> Path:
     """Write ``log.out / "REPORT.md"`` (keeping the sections of skipped artifacts) and return its path."""
     path = log.out / "REPORT.md"
     previous = path.read_text(encoding="utf-8") if path.is_file() else None
     path.write_text(render_report(log, previous), encoding="utf-8")
-    (log.out / "tables").mkdir(parents=True, exist_ok=True)
-    (log.out / "tables" / "headline.md").write_text("\n".join(headline(log)) + "\n", encoding="utf-8")
+    if not log.publication:  # the publication's headline, for REPRODUCTION.md
+        (log.out / "tables").mkdir(parents=True, exist_ok=True)
+        (log.out / "tables" / "headline.md").write_text("\n".join(headline(log)) + "\n", encoding="utf-8")
     return path

@@ -57,6 +57,7 @@ METRIC_LABELS = {
     "mse": "Test MSE",
     "solve_time": "Solver time (s)",
     "wall_time": "Time per trial (s)",
+    "n_measured_offdiag": "Off-diagonal entries",
 }
 
 _FALLBACK_COLORS = ["#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDCC77", "#882255", "#AA4499"]
