@@ -304,6 +304,11 @@ def _job(command: str, overrides: list[str], *, print_cfg: bool, publish_to: str
         # these errors get one clear line, while errors of the harness itself keep
         # their traceback.
         cfg = to_plain(compose_config(overrides))
+        if command == "summary":
+            from paceggm.bench.plugins import with_stored_methods
+            from paceggm.bench.runner import store_for
+
+            cfg = with_stored_methods(cfg, store_for(cfg))  # the `target:` methods run was given, written once
         cells = check_config(cfg)
         if publish_to is not None:
             _recipe_grid(cfg, cells)

@@ -14,6 +14,7 @@ cells. The ``method`` node maps an *entry name* to::
 
     key: paceggm            # registry key (required: an entry without it is inactive)
     target: null            # optional "module:Class" overriding the registry
+    label: null             # with a target: its name in figures (and color, marker, linestyle)
     params: {alpha: 0.3}    # fixed constructor parameters; null = library default
     grid: {solver: [ipm, pgd0]}   # parameters varied inside the experiment
     datasets: null          # optional restriction (e.g. regression targets)
@@ -41,9 +42,10 @@ from typing import Any
 
 from paceggm.bench.methods import (
     HARNESS_SET,
+    STYLE_FIELDS,
     MethodUnavailableError,
     check_method_params,
-    method_spec,
+    entry_spec,
     resolve,
     resolved_defaults,
 )
@@ -353,11 +355,10 @@ def expand(cfg: Mapping) -> list[Cell]:
         entry = dict(entry or {})
         if not entry.get("key"):
             continue  # an adjustment of an unselected method (see the module docstring)
-        unknown = set(entry) - {"key", "target", "task", "measures", "params", "grid", "datasets"}
+        unknown = set(entry) - {"key", "target", "task", "measures", "params", "grid", "datasets", *STYLE_FIELDS}
         if unknown:
             raise ValueError(f"method entry {name!r} has unknown fields {sorted(unknown)}")
-        spec = method_spec(entry["key"], target=entry.get("target"),
-                           task=entry.get("task"), measures=entry.get("measures"))
+        spec = entry_spec(entry)
         if entry.get("target") is not None:
             check_target(spec, f"method.{name}")
         params = dict(entry.get("params") or {})

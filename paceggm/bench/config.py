@@ -61,9 +61,14 @@ def compose_config(overrides: Sequence[str] = (), *, config_dir=None, config_nam
 
     from paceggm.bench.config_schema import ConfigError, check_composed, check_overrides
     from paceggm.bench.methods import store_configs
+    from paceggm.bench.plugins import PluginError, load_plugins, requested
 
-    store_configs()  # the `method` group comes from the method registry
     conf = Path(config_dir) if config_dir is not None else CONF_DIR
+    try:  # the plugins register their methods first: `method=[theirs]` then composes
+        load_plugins(requested(overrides, conf) if config_name == "config" else ())
+    except PluginError as exc:
+        raise ConfigError(str(exc)) from exc
+    store_configs()  # the `method` group comes from the method registry
     if not (conf / f"{config_name}.yaml").is_file():
         raise FileNotFoundError(f"no {config_name}.yaml in {conf} (set PACEGGM_CONF_DIR to the conf/ directory)")
     if config_name == "config":

@@ -47,6 +47,11 @@ class MethodEntry:
     params: dict[str, Any] = field(default_factory=dict)
     grid: dict[str, Any] = field(default_factory=dict)
     datasets: Any = None
+    # How a ``target`` method is named and drawn in figures (None: the registry's, else derived from the key)
+    label: Any = None
+    color: Any = None
+    marker: Any = None
+    linestyle: Any = None
 
 
 @dataclass
@@ -89,6 +94,7 @@ class BenchConfig:
     confirm_large: bool = False
     method: dict[str, MethodEntry] = field(default_factory=dict)
     backend: Backend = field(default_factory=Backend)
+    plugins: list[str] = field(default_factory=list)
 
 
 #: Config groups a command line selects options from; the options of ``method`` come from the registry.

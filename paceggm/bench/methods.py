@@ -6,7 +6,11 @@ and how figures draw it. Everything else is derived from it: the Hydra group
 ``method/<key>`` (:func:`store_configs`), the legend label, colour, marker and
 order (:mod:`paceggm.bench.figures.style`), the task a results row belongs to.
 Adding a method is one :func:`register` call (or one line in :data:`METHODS`)
-plus its class.
+plus its class; a user module that makes that call outside the package is a
+plugin (:mod:`paceggm.bench.plugins`). A recipe's entry may instead name a
+class itself (``target: module:Class``, with an optional ``label``, ``color``,
+``marker`` and ``linestyle``): :func:`entry_spec` reads it, and the store's
+manifest keeps it for ``summary`` and the figures (:func:`remember`).
 
 Nothing is imported when the registry is read: a class that is missing (a
 baseline not installed, a typo in a user-supplied ``target``) fails only the
@@ -24,12 +28,14 @@ from __future__ import annotations
 
 import importlib
 import inspect
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from paceggm._validation import did_you_mean
 
-__all__ = ["MethodSpec", "MethodStyle", "METHODS", "MethodUnavailableError", "check_method_params",
-           "declared_params", "method_defaults", "method_spec", "register", "resolve", "resolved_defaults", "store_configs"]
+__all__ = ["MethodSpec", "MethodStyle", "METHODS", "MethodUnavailableError", "STYLE_FIELDS", "check_method_params",
+           "declared_params", "entry_spec", "method_defaults", "method_spec", "register", "remember", "resolve",
+           "resolved_defaults", "store_configs"]
 
 _TASKS = ("covariance", "regression")
 # How many entries a method releases (the measurement columns of a results row):
@@ -55,14 +61,15 @@ class MethodStyle:
     """How one method or variant is drawn and named in figures and tables.
 
     Figures must read in grayscale: methods shown together differ by marker
-    and line style as well as by colour.
+    and line style as well as by colour. A field left ``None`` is derived
+    from the method's key (:func:`paceggm.bench.figures.style.method_style`).
     """
 
-    label: str
-    color: str
-    marker: str
-    linestyle: str | tuple
-    order: int
+    label: str | None
+    color: str | None
+    marker: str | None
+    linestyle: str | tuple | None
+    order: int | None
 
 
 @dataclass(frozen=True)
@@ -161,8 +168,74 @@ def register(spec: MethodSpec) -> MethodSpec:
     """
     if not isinstance(spec, MethodSpec):
         raise TypeError(f"expected a MethodSpec, got {type(spec).__name__}")
+    if not isinstance(spec.key, str) or not spec.key.isidentifier():
+        raise ValueError(f"a method's key must be an identifier (letters, digits, _), got {spec.key!r}")
+    if spec.style is not None and not isinstance(spec.style, MethodStyle):
+        raise TypeError(f"method {spec.key!r}: style must be a MethodStyle, got {type(spec.style).__name__}")
     METHODS[spec.key] = spec
     return spec
+
+
+#: The fields of a recipe's method entry that say how a ``target`` method is drawn (its MethodStyle).
+STYLE_FIELDS = ("label", "color", "marker", "linestyle")
+
+
+def _entry_style(key: str, entry: Mapping) -> MethodStyle | None:
+    given = {f: entry.get(f) for f in STYLE_FIELDS if entry.get(f) is not None}
+    for f, value in given.items():
+        if f == "linestyle" and isinstance(value, (list, tuple)):  # matplotlib's (offset, (on, off, ...))
+            value = given[f] = (value[0], tuple(value[1])) if len(value) == 2 and isinstance(value[1], (list, tuple)) \
+                else value
+        if not isinstance(value, (str, tuple)):
+            raise ValueError(f"method {key!r}: {f} must be a string, got {value!r}")
+    return MethodStyle(given.get("label"), given.get("color"), given.get("marker"), given.get("linestyle"), None) \
+        if given else None
+
+
+def entry_spec(entry: Mapping) -> MethodSpec:
+    """The spec of one entry of a config's ``method`` node (``key``, optional ``target``, ``task``,
+    ``measures`` and the style fields :data:`STYLE_FIELDS`).
+
+    Raises
+    ------
+    ValueError
+        As :func:`method_spec`; or a style field that is not a string.
+    """
+    key = entry["key"]
+    style = _entry_style(key, entry)
+    spec = method_spec(key, target=entry.get("target"), task=entry.get("task"), measures=entry.get("measures"))
+    if style is None:
+        return spec
+    base = spec.style or MethodStyle(None, None, None, None, None)
+    return replace(spec, style=replace(base, **{f: getattr(style, f) for f in STYLE_FIELDS
+                                              if getattr(style, f) is not None}))
+
+
+def remember(methods: Mapping) -> list[str]:
+    """Register the methods a stored config's ``method`` node names by ``target`` and the registry lacks.
+
+    What ``run`` was given (``target``, task, measures, label and style) is kept in
+    the store's manifest; ``summary`` and the figures read it back through this, so
+    a ``target`` is written once. A registered key is left as it is.
+
+    Returns
+    -------
+    list of str
+        The keys registered by this call.
+    """
+    added = []
+    for entry in (methods or {}).values():
+        if not isinstance(entry, Mapping) or not entry.get("key") or not entry.get("target"):
+            continue
+        if entry["key"] in METHODS:
+            continue
+        try:
+            spec = entry_spec(entry)
+        except (ValueError, TypeError):
+            continue  # a stored entry run could not use either: nothing to draw
+        register(spec)
+        added.append(spec.key)
+    return added
 
 
 def store_configs() -> None:

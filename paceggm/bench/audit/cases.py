@@ -33,6 +33,7 @@ from paceggm.privacy import (
 )
 
 from ..methods import METHODS, resolve
+from ..plugins import load_plugins
 from ..seeds import derive_seed
 from .invocations import InvocationCase
 
@@ -395,6 +396,7 @@ def _variant_cases(key, label, params, view) -> tuple[InvocationCase, ...]:
                            mutation=_at_twice_the_claim(factor), **common))
 
 
+load_plugins()  # the methods of user modules ($PACEGGM_PLUGINS, entry points) are audited like the others
 INVOCATION_CASES: tuple[InvocationCase, ...] = (
     *(c for spec in METHODS.values() for c in _invocation_cases(spec)),
     *(c for key, variant in _PACEGGM_VARIANTS.items() for c in _variant_cases(key, *variant)),

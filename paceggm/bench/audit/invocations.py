@@ -106,9 +106,13 @@ class _Recorder:
 
 
 def _call_sites():
-    """Every loaded module of the library and the baselines that holds a mechanism (the audit's own excepted)."""
+    """Every loaded module of the library, the baselines and a registered method's own module (a plugin's)
+    that holds a mechanism (the audit's own excepted)."""
+    from ..methods import METHODS
+
+    own = {spec.target.partition(":")[0] for spec in METHODS.values()}
     for name, module in list(sys.modules.items()):
-        if module is None or not name.startswith("paceggm") or name.startswith("paceggm.bench.audit"):
+        if module is None or not (name.startswith("paceggm") or name in own) or name.startswith("paceggm.bench.audit"):
             continue
         for attr in _MECHANISMS:
             if callable(getattr(module, attr, None)):

@@ -80,7 +80,9 @@ def method_style(method: str) -> MethodStyle:
     """Style of a base method: its registry entry's, else one derived from its key."""
     spec = METHODS.get(method)
     if spec is not None and spec.style is not None:
-        return spec.style
+        # a field left None (a user's method names only its label, say) is derived from the key
+        given = {k: v for k, v in vars(spec.style).items() if v is not None}
+        return spec.style if len(given) == len(vars(spec.style)) else replace(_fallback(method, 1000), **given)
     return _fallback(method, 1000)
 
 

@@ -1,0 +1,205 @@
+"""A method, a data set and a figure added from a user module outside the package, with no edit to the
+package or its tests, reach the summary, the figures and the contract tests' collection; a ``target:`` method
+with a label and a style is written once, for ``run``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from bench_loaders import one_error_line, run_cli
+
+TESTS = Path(__file__).resolve().parent
+
+# The user's module, as docs/extending.md shows it: a private covariance estimator (each variance with Gaussian
+# noise at ρ/d and its exact sensitivity B²/n, charged under the purpose the privacy audit knows for one
+# released variance), a data set built by a function, and a figure of the run named toy_run.
+PLUGIN = '''
+"""A user's module: one method, one data set and one figure for the paceggm harness."""
+
+import numpy as np
+import pandas as pd
+
+from paceggm.base import PrivateCovarianceEstimator
+from paceggm.bench.data.registry import register as register_dataset
+from paceggm.bench.figures.artifacts import Grid, Spec, covariance_rows
+from paceggm.bench.figures.artifacts import register as register_figure
+from paceggm.bench.methods import MethodSpec, MethodStyle
+from paceggm.bench.methods import register as register_method
+from paceggm.privacy import ZCDPLedger, gaussian_mechanism
+
+
+class NoisyDiagonal(PrivateCovarianceEstimator):
+    """The d variances, each with Gaussian noise at rho/d; every off-diagonal entry 0."""
+
+    def __init__(self, rho=None, *, epsilon=None, delta=None, accountant=None, bound=1.0, bound_check="raise",
+                 assume_centered=True, mean_fraction=0.1, noise="fast", random_state=None):
+        self.rho = rho
+        self.epsilon = epsilon
+        self.delta = delta
+        self.accountant = accountant
+        self.bound = bound
+        self.bound_check = bound_check
+        self.assume_centered = assume_centered
+        self.mean_fraction = mean_fraction
+        self.noise = noise
+        self.random_state = random_state
+
+    def _estimate(self, X, *, rho, bound, rng):
+        n, d = X.shape
+        ledger = ZCDPLedger(rho)
+        variances = np.einsum("ij,ij->j", X, X) / n
+        sensitivity = bound**2 / n  # x_j² lies in [0, B²]: replacing one record moves a variance by at most B²/n
+        noisy = np.empty(d)
+        for j in range(d):
+            share = ledger.budget / d if j < d - 1 else ledger.remaining  # the charges add to exactly rho
+            ledger.charge(share, "release: one variance")
+            noisy[j], _ = gaussian_mechanism(variances[j], rho=share, sensitivity=sensitivity, rng=rng,
+                                             noise=self.noise)
+        return np.diag(np.maximum(noisy, 0.0)), ledger.charges
+
+
+register_method(MethodSpec("noisy_diagonal", f"{__name__}:NoisyDiagonal", measures="diagonal",
+                           style=MethodStyle("Noisy diagonal", "#882255", "*", (0, (2, 2)), 35)))
+
+
+def _blobs():
+    z = np.random.default_rng(0).normal(size=(400, 2))
+    return pd.DataFrame({"a": z[:, 0], "b": z[:, 0] + 0.5 * z[:, 1], "c": z[:, 1], "d": z[:, 1] - z[:, 0]})
+
+
+register_dataset("toy_blobs", _blobs, note="Four correlated Gaussian columns.")
+
+register_figure(Spec("toy_time", "figure", "Time per trial",
+                     lambda ctx, labels: f"Whole-fit time per trial vs rho of {', '.join(labels)}.",
+                     ("toy_run",), covariance_rows, ("wall_time",), Grid(spread="sem")))
+'''
+
+GRID = ["experiment=demo", "name=toy_run", "rho=[0.1,1.0]", "trials=2", "progress=false", "backend.n_jobs=1"]
+
+
+@pytest.fixture
+def registries():
+    """The registries, the plugins loaded and the import path as they were before the test."""
+    from paceggm.bench import plugins
+    from paceggm.bench.data import registry
+    from paceggm.bench.figures import artifacts
+    from paceggm.bench.figures import config as figures_config
+    from paceggm.bench.methods import METHODS
+
+    saved = (dict(METHODS), list(artifacts.ARTIFACTS), dict(registry._REGISTERED), dict(registry._FRAMES),
+             dict(plugins._LOADED), list(sys.path), set(sys.modules), dict(figures_config.DEFAULT_SOURCES))
+    yield
+    METHODS.clear()
+    METHODS.update(saved[0])
+    artifacts.ARTIFACTS[:] = saved[1]
+    for current, before in ((registry._REGISTERED, saved[2]), (registry._FRAMES, saved[3]),
+                            (plugins._LOADED, saved[4]), (figures_config.DEFAULT_SOURCES, saved[7])):
+        current.clear()
+        current.update(before)
+    sys.path[:] = saved[5]
+    for name in set(sys.modules) - saved[6]:
+        if name.startswith(("toy_plugin", "toy_target")):
+            del sys.modules[name]
+
+
+def _write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def test_a_plugin_adds_a_method_a_data_set_and_a_figure_seen_by_run_summary_and_figures(
+        tmp_path, monkeypatch, capsys, registries):
+    (tmp_path / "user").mkdir()  # anywhere outside the package
+    plugin = _write(tmp_path / "user", "toy_plugin.py", PLUGIN)
+    monkeypatch.setenv("PACEGGM_PLUGINS", str(plugin))
+    runs = tmp_path / "runs"
+    grid = [*GRID, "datasets=[toy_blobs]", "method=[noisy_diagonal,ssp]", f"runs_dir={runs}"]
+    code, out, err = run_cli(capsys, "run", *grid)
+    assert code == 0, out + err
+    assert "ran: 8 (ok 8, failed 0)" in out
+
+    code, out, err = run_cli(capsys, "summary", *grid)
+    assert code == 0, err
+    rows = [line.split() for line in out.splitlines() if line.startswith("toy_blobs")]
+    assert {r[1] for r in rows} == {"noisy_diagonal", "ssp"} and len(rows) == 4
+
+    code, out, err = run_cli(capsys, "figures", "--runs", str(runs), "--out", str(tmp_path / "figures"),
+                             "--formats", "png")
+    assert code == 0, err
+    assert "built   toy_time from toy_run" in out
+    assert (tmp_path / "figures" / "toy_time.png").stat().st_size > 0
+    report = (tmp_path / "figures" / "REPORT.md").read_text(encoding="utf-8")
+    # the toy figure's words list its legend: the toy method under its display name
+    assert "Whole-fit time per trial vs rho of SSP, Noisy diagonal." in report
+
+
+def test_the_contract_tests_collect_a_plugins_method_without_an_edit(tmp_path):
+    plugin = _write(tmp_path, "toy_plugin.py", PLUGIN)
+    env = {**os.environ, "PACEGGM_PLUGINS": str(plugin)}
+    files = ["test_sklearn_api.py", "test_privacy_api.py", "test_audit.py", "test_bench_methods.py"]
+    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                           "-n", "0", *(str(TESTS / f) for f in files)],
+                          cwd=TESTS.parent, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    ids = set(done.stdout.split())
+    for test in ("test_check_estimator_passes_in_the_non_private_limit",
+                 "test_check_estimator_at_a_private_budget_fails_only_what_privacy_forbids",
+                 "test_clone_keeps_parameters_and_drops_fitted_state"):
+        assert f"tests/test_sklearn_api.py::{test}[NoisyDiagonal]" in ids, test
+    for test in ("test_shared_accountant_refuses_an_overspend_and_spends_nothing_then",
+                 "test_second_fit_warns_and_rho_spent_counts_both", "test_messages_carry_no_data_values_or_counts"):
+        assert f"tests/test_privacy_api.py::{test}[NoisyDiagonal]" in ids, test
+    audit = "tests/test_audit.py::test_small_audit_finds_no_violation_and_catches_every_broken_control"
+    assert {f"{audit}[invocations_noisy_diagonal]", f"{audit}[invocations_noisy_diagonal_twice]"} <= ids
+    assert "tests/test_bench_methods.py::test_every_registered_method_keeps_the_fitted_interface[noisy_diagonal]" in ids
+
+
+TARGET = '''
+from paceggm.baselines import DiagonalOnly
+
+
+class MyDiagonal(DiagonalOnly):
+    """A user's class, named by a recipe's target: (nothing registered)."""
+'''
+
+
+def test_a_target_with_a_label_and_style_is_given_once_to_run(tmp_path, monkeypatch, capsys, registries):
+    _write(tmp_path, "toy_target.py", TARGET)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delenv("PACEGGM_PLUGINS", raising=False)
+    runs = tmp_path / "runs"
+    grid = [*GRID, "datasets=[syn1]", "loader=bench_loaders:small_loader", "method=[ssp]", f"runs_dir={runs}"]
+    mine = "+method.mine={key:mine,target:'toy_target:MyDiagonal',measures:diagonal,label:'My diagonal',color:'#123456'}"
+    code, out, err = run_cli(capsys, "run", *grid, mine)
+    assert code == 0, out + err
+    # summary and the figures read the target, its label and its colour from the store: not repeated
+    code, out, err = run_cli(capsys, "summary", *grid)
+    assert code == 0, err
+    assert {line.split()[1] for line in out.splitlines() if line.startswith("syn1")} == {"mine", "ssp"}
+    code, out, err = run_cli(capsys, "figures", "--runs", str(runs), "--out", str(tmp_path / "figures"),
+                             "--formats", "png")
+    assert code == 0, err
+    from paceggm.bench.figures.style import method_style
+
+    look = method_style("mine")
+    assert (look.label, look.color) == ("My diagonal", "#123456") and look.marker and look.linestyle
+    assert "My diagonal" in (tmp_path / "figures" / "REPORT.md").read_text(encoding="utf-8")
+
+
+def test_a_plugin_that_cannot_be_imported_is_one_line(tmp_path, monkeypatch, capsys, registries):
+    broken = _write(tmp_path, "toy_plugin_broken.py", "import numpy\nraise RuntimeError('not ready')\n")
+    monkeypatch.setenv("PACEGGM_PLUGINS", str(broken))
+    code, _, err = run_cli(capsys, "show", *GRID)
+    assert code == 2
+    line = one_error_line(err)
+    assert "toy_plugin_broken.py" in line and "$PACEGGM_PLUGINS" in line and "RuntimeError: not ready" in line
+    monkeypatch.delenv("PACEGGM_PLUGINS")
+    code, _, err = run_cli(capsys, "show", *GRID, "plugins=[toy_plugin_nowhere]")
+    assert code == 2 and "plugin 'toy_plugin_nowhere'" in one_error_line(err) and "No module named" in err
