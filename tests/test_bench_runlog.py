@@ -141,7 +141,7 @@ def test_each_thread_keeps_its_own_warnings_and_the_hook_is_restored():
         with captured_warnings() as caught:
             start.wait()
             for _ in range(3):
-                warnings.warn(f"from {name}", UserWarning)
+                warnings.warn(f"from {name}", UserWarning, stacklevel=1)
             start.wait()
         got[name] = [(w["message"], w["count"]) for w in caught]
 
