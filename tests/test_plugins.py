@@ -5,6 +5,7 @@ with a label and a style is written once, for ``run``."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -16,69 +17,19 @@ from bench_loaders import one_error_line, run_cli
 
 TESTS = Path(__file__).resolve().parent
 
-# The user's module, as docs/extending.md shows it: a private covariance estimator (each variance with Gaussian
-# noise at ρ/d and its exact sensitivity B²/n, charged under the purpose the privacy audit knows for one
-# released variance), a data set built by a function, and a figure of the run named toy_run.
-PLUGIN = '''
-"""A user's module: one method, one data set and one figure for the paceggm harness."""
-
-import numpy as np
-import pandas as pd
-
-from paceggm.base import PrivateCovarianceEstimator
-from paceggm.bench.data.registry import register as register_dataset
-from paceggm.bench.figures.artifacts import Grid, Spec, covariance_rows
-from paceggm.bench.figures.artifacts import register as register_figure
-from paceggm.bench.methods import MethodSpec, MethodStyle
-from paceggm.bench.methods import register as register_method
-from paceggm.privacy import ZCDPLedger, gaussian_mechanism
+DOC = TESTS.parent / "docs" / "extending.md"
 
 
-class NoisyDiagonal(PrivateCovarianceEstimator):
-    """The d variances, each with Gaussian noise at rho/d; every off-diagonal entry 0."""
+def _example_plugin() -> str:
+    """The user's module docs/extending.md shows (its one home): a private covariance estimator (each variance
+    with Gaussian noise at ρ/d and its exact sensitivity B²/n, charged under the purpose the privacy audit knows
+    for one released variance), a data set built by a function, and a figure of the run named toy_run."""
+    if not DOC.is_file():  # a release (the sdist's tests) carries no docs/
+        pytest.skip("no docs/extending.md beside the tests")
+    blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.S)
+    (plugin,) = [b for b in blocks if b.startswith('"""A user\'s module')]
+    return plugin
 
-    def __init__(self, rho=None, *, epsilon=None, delta=None, accountant=None, bound=1.0, bound_check="raise",
-                 assume_centered=True, mean_fraction=0.1, noise="fast", random_state=None):
-        self.rho = rho
-        self.epsilon = epsilon
-        self.delta = delta
-        self.accountant = accountant
-        self.bound = bound
-        self.bound_check = bound_check
-        self.assume_centered = assume_centered
-        self.mean_fraction = mean_fraction
-        self.noise = noise
-        self.random_state = random_state
-
-    def _estimate(self, X, *, rho, bound, rng):
-        n, d = X.shape
-        ledger = ZCDPLedger(rho)
-        variances = np.einsum("ij,ij->j", X, X) / n
-        sensitivity = bound**2 / n  # x_j² lies in [0, B²]: replacing one record moves a variance by at most B²/n
-        noisy = np.empty(d)
-        for j in range(d):
-            share = ledger.budget / d if j < d - 1 else ledger.remaining  # the charges add to exactly rho
-            ledger.charge(share, "release: one variance")
-            noisy[j], _ = gaussian_mechanism(variances[j], rho=share, sensitivity=sensitivity, rng=rng,
-                                             noise=self.noise)
-        return np.diag(np.maximum(noisy, 0.0)), ledger.charges
-
-
-register_method(MethodSpec("noisy_diagonal", f"{__name__}:NoisyDiagonal", measures="diagonal",
-                           style=MethodStyle("Noisy diagonal", "#882255", "*", (0, (2, 2)), 35)))
-
-
-def _blobs():
-    z = np.random.default_rng(0).normal(size=(400, 2))
-    return pd.DataFrame({"a": z[:, 0], "b": z[:, 0] + 0.5 * z[:, 1], "c": z[:, 1], "d": z[:, 1] - z[:, 0]})
-
-
-register_dataset("toy_blobs", _blobs, note="Four correlated Gaussian columns.")
-
-register_figure(Spec("toy_time", "figure", "Time per trial",
-                     lambda ctx, labels: f"Whole-fit time per trial vs rho of {', '.join(labels)}.",
-                     ("toy_run",), covariance_rows, ("wall_time",), Grid(spread="sem")))
-'''
 
 GRID = ["experiment=demo", "name=toy_run", "rho=[0.1,1.0]", "trials=2", "progress=false", "backend.n_jobs=1"]
 
@@ -117,7 +68,7 @@ def _write(folder: Path, name: str, text: str) -> Path:
 def test_a_plugin_adds_a_method_a_data_set_and_a_figure_seen_by_run_summary_and_figures(
         tmp_path, monkeypatch, capsys, registries):
     (tmp_path / "user").mkdir()  # anywhere outside the package
-    plugin = _write(tmp_path / "user", "toy_plugin.py", PLUGIN)
+    plugin = _write(tmp_path / "user", "toy_plugin.py", _example_plugin())
     monkeypatch.setenv("PACEGGM_PLUGINS", str(plugin))
     runs = tmp_path / "runs"
     grid = [*GRID, "datasets=[toy_blobs]", "method=[noisy_diagonal,ssp]", f"runs_dir={runs}"]
@@ -141,7 +92,7 @@ def test_a_plugin_adds_a_method_a_data_set_and_a_figure_seen_by_run_summary_and_
 
 
 def test_the_contract_tests_collect_a_plugins_method_without_an_edit(tmp_path):
-    plugin = _write(tmp_path, "toy_plugin.py", PLUGIN)
+    plugin = _write(tmp_path, "toy_plugin.py", _example_plugin())
     env = {**os.environ, "PACEGGM_PLUGINS": str(plugin)}
     files = ["test_sklearn_api.py", "test_privacy_api.py", "test_audit.py", "test_bench_methods.py"]
     done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
@@ -203,3 +154,38 @@ def test_a_plugin_that_cannot_be_imported_is_one_line(tmp_path, monkeypatch, cap
     monkeypatch.delenv("PACEGGM_PLUGINS")
     code, _, err = run_cli(capsys, "show", *GRID, "plugins=[toy_plugin_nowhere]")
     assert code == 2 and "plugin 'toy_plugin_nowhere'" in one_error_line(err) and "No module named" in err
+
+
+def test_the_plugins_a_command_line_asks_for_come_from_its_override_the_root_config_and_its_recipe(tmp_path):
+    from paceggm.bench.plugins import requested
+
+    (tmp_path / "experiment").mkdir()
+    (tmp_path / "config.yaml").write_text("name: x\nplugins: [site_methods]\n", encoding="utf-8")
+    (tmp_path / "experiment" / "mine.yaml").write_text("# @package _global_\nplugins: [my_methods]\n",
+                                                       encoding="utf-8")
+    assert requested(["rho=[1]"], tmp_path) == ["site_methods"]
+    assert requested(["experiment=mine"], tmp_path) == ["site_methods", "my_methods"]
+    # the command line's list replaces the root config's; the recipe's still come with the recipe
+    assert requested(["plugins=[a,'/x/b.py']", "experiment=mine"], tmp_path) == ["a", "/x/b.py", "my_methods"]
+    assert requested(["plugins=[]"], tmp_path) == []
+
+
+def test_an_installed_distribution_names_its_plugin_by_entry_point(tmp_path, monkeypatch, registries):
+    from paceggm.bench import plugins
+    from paceggm.bench.methods import METHODS
+
+    info = tmp_path / "toy_plugin_dist-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-plugin-dist\nVersion: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[paceggm.bench]\ntoy = toy_plugin_ep\n", encoding="utf-8")
+    _write(tmp_path, "toy_plugin_ep.py", """\
+        from paceggm.bench.methods import MethodSpec, register
+
+        register(MethodSpec("toy_ep", "paceggm.baselines:SSP", measures="all"))
+        """)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(plugins, "_ENTRY_POINTS_DONE", False)
+    monkeypatch.delenv("PACEGGM_PLUGINS", raising=False)
+    assert "toy_ep" not in METHODS
+    plugins.load_plugins()
+    assert METHODS["toy_ep"].target == "paceggm.baselines:SSP"

@@ -184,7 +184,7 @@ def requested(overrides: Iterable[str], conf_dir) -> list[str]:
         elif key == "experiment":
             recipe = value
     if given is not None:
-        names += _names(given.strip().strip("[]"), "the command line's plugins=")
+        names += [n.strip("'\"") for n in _names(given.strip().strip("[]"), "the command line's plugins=")]
     else:
         root = conf / "config.yaml"
         if root.is_file():
