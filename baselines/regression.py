@@ -43,10 +43,9 @@ import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.exceptions import DataConversionWarning
 
-from paceggm._validation import check_data, check_open_fraction, enforce_bound
+from paceggm._validation import check_bound, check_data, check_open_fraction, enforce_bound
 from paceggm.base import PrivateEstimator
 from paceggm.estimator import PACEGGM, _check_forced_fraction
-from paceggm.estimator import _check_params as _check_paceggm_params
 from paceggm.exceptions import PrivacyLeakWarning
 from paceggm.privacy import (
     ZCDPLedger,
@@ -57,7 +56,7 @@ from paceggm.privacy import (
     spectral_sensitivity,
 )
 from paceggm.privacy.mechanisms import DEFAULT_NOISE
-from paceggm.reconstruction import DEFAULT_SOLVER
+from paceggm.settings import DEFAULTS, PACEGGMSettings
 
 from ._common import release_symmetric
 
@@ -285,7 +284,7 @@ class PACEGGMRegression(_PrivateLinearRegression):
     bound : float
         ``B`` for every column of ``[X, y]``.
     alpha, beta, max_rounds, solver, use_components, solver_options
-        Passed to :class:`paceggm.PACEGGM`.
+        PACE-GGM's parameters (:class:`paceggm.settings.PACEGGMSettings`), passed to :class:`paceggm.PACEGGM`.
     failure_prob : float
         As in :class:`AdaSSP`.
     bound_check : {"raise", "clip", "waive"}
@@ -309,11 +308,12 @@ class PACEGGMRegression(_PrivateLinearRegression):
     """
 
     def __init__(self, rho: float | None = None, *, epsilon: float | None = None, delta: float | None = None,
-                 accountant=None, bound: float = 1.0, alpha: float = 0.3, beta: float = 0.5,
-                 max_rounds: int | None = None, solver: str = DEFAULT_SOLVER, use_components: bool = True,
-                 solver_options: dict | None = None, failure_prob: float = 0.05,
-                 bound_check: str = "raise", measure_target_first: bool = False, target_fraction: float = 0.5,
-                 noise: str = DEFAULT_NOISE, random_state=None) -> None:
+                 accountant=None, bound: float = 1.0, alpha: float = DEFAULTS.alpha, beta: float = DEFAULTS.beta,
+                 max_rounds: int | None = DEFAULTS.max_rounds, solver: str = DEFAULTS.solver,
+                 use_components: bool = DEFAULTS.use_components, solver_options: dict | None = DEFAULTS.solver_options,
+                 failure_prob: float = 0.05, bound_check: str = "raise", measure_target_first: bool = False,
+                 target_fraction: float = DEFAULTS.forced_fraction, noise: str = DEFAULTS.noise,
+                 random_state=None) -> None:
         self.rho = rho
         self.epsilon = epsilon
         self.delta = delta
@@ -334,11 +334,8 @@ class PACEGGMRegression(_PrivateLinearRegression):
 
     def _check_params(self) -> None:
         super()._check_params()
-        _check_paceggm_params(
-            bound=self.bound, alpha=self.alpha, beta=self.beta, max_rounds=self.max_rounds,
-            solver=self.solver, use_components=self.use_components, solver_options=self.solver_options,
-            noise=self.noise,
-        )
+        check_bound(self.bound)
+        self._settings = PACEGGMSettings.of(self)  # the PACE-GGM parameters it declares; the others' defaults
         if not isinstance(self.measure_target_first, (bool, np.bool_)):
             raise TypeError(f"measure_target_first must be a bool, got {self.measure_target_first!r}")
         if self.measure_target_first:
@@ -360,11 +357,8 @@ class PACEGGMRegression(_PrivateLinearRegression):
         with warnings.catch_warnings():
             if waived:
                 warnings.simplefilter("ignore", PrivacyLeakWarning)
-            est = PACEGGM(
-                ledger.remaining, bound=self.bound, alpha=self.alpha, beta=self.beta, max_rounds=self.max_rounds,
-                solver=self.solver, use_components=self.use_components, solver_options=self.solver_options,
-                bound_check="waive" if waived else "raise", noise=self.noise, random_state=rng, **forced,
-            ).fit(Z)
+            est = PACEGGM(ledger.remaining, bound=self.bound, bound_check="waive" if waived else "raise",
+                          random_state=rng, **{**self._settings.params(), **forced}).fit(Z)
         for c in est.ledger_:
             ledger.charge(c.rho, f"pace-ggm: {c.purpose}")
         self.pace_ggm_ = est

@@ -22,12 +22,14 @@ from paceggm.measurement import MeasuredEntries, Measurement
 from paceggm.metrics import frobenius_error, mahalanobis_error
 from paceggm.reconstruction import SOLVERS, Reconstruction, reconstruct
 from paceggm.selection import PrivateGridSearch
+from paceggm.settings import PACEGGMSettings
 
 __version__ = "0.1.0"
 
 __all__ = [
     "PACEGGM",
     "PACEGGMResult",
+    "PACEGGMSettings",
     "SOLVERS",
     "MeasuredEntries",
     "Measurement",

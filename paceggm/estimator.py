@@ -8,14 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from paceggm._validation import (
-    check_bound,
-    check_choice,
-    check_data,
-    check_open_fraction,
-    check_rho,
-    enforce_bound,
-)
+from paceggm._validation import check_bound, check_data, check_open_fraction, check_rho, enforce_bound
 from paceggm.base import PrivateCovarianceEstimator
 from paceggm.measurement import MeasuredEntries, Measurement
 from paceggm.privacy import (
@@ -25,16 +18,13 @@ from paceggm.privacy import (
     exponential_mechanism,
     gaussian_mechanism,
 )
-from paceggm.privacy.mechanisms import DEFAULT_NOISE, check_noise, noise_source
+from paceggm.privacy.mechanisms import DEFAULT_NOISE, noise_source
 from paceggm.privacy.selection import PairSampler
-from paceggm.reconstruction import DEFAULT_SOLVER, SOLVERS, check_solver_options
+from paceggm.reconstruction import SOLVERS
 from paceggm.reconstruction.incremental import IncrementalReconstruction
+from paceggm.settings import DEFAULTS, PACEGGMSettings
 
 _ANNEAL_FACTOR = math.sqrt(2.0 / math.pi)  # E|N(0, σ²)| = sqrt(2/π) σ
-
-#: How the exponential mechanism draws a round's pair (the same distribution; see ``sampler`` of :func:`pace_ggm`).
-SAMPLERS = ("gumbel", "rows")
-DEFAULT_SAMPLER = "gumbel"
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,26 +129,6 @@ class PACEGGMResult:
         return max((r.max_iter for r in self.history), default=0)
 
 
-def _check_params(*, bound, alpha, beta, max_rounds, solver, use_components, solver_options,
-                  sampler=DEFAULT_SAMPLER, noise=DEFAULT_NOISE) -> None:
-    """PACE-GGM's own parameters (the budget is checked where it is resolved)."""
-    check_bound(bound)
-    check_open_fraction(alpha, "alpha")
-    check_open_fraction(beta, "beta")
-    if max_rounds is not None:
-        if isinstance(max_rounds, bool) or not isinstance(max_rounds, numbers.Integral) or max_rounds < 1:
-            raise ValueError(f"max_rounds must be a positive integer or None, got {max_rounds!r}")
-    check_choice(solver, SOLVERS, "solver")
-    if not isinstance(use_components, (bool, np.bool_)):
-        raise TypeError(f"use_components must be a bool, got {use_components!r}")
-    check_solver_options(solver, solver_options)
-    if not isinstance(sampler, str) or sampler not in SAMPLERS:
-        raise ValueError(f"unknown sampler {sampler!r}; choose one of {list(SAMPLERS)}")
-    if check_noise(noise) == "exact" and sampler == "rows":
-        raise ValueError("noise='exact' needs sampler='gumbel' (its selection is drawn exactly); "
-                         "sampler='rows' draws from weights in doubles")
-
-
 def _forced(forced_pairs, d: int) -> tuple[tuple[int, int], ...]:
     """``forced_pairs`` as distinct off-diagonal ``(j, k)``, ``j > k``, in the order given (checked against ``d``)."""
     if forced_pairs is None:
@@ -235,17 +205,17 @@ def pace_ggm(
     *,
     rho: float,
     bound: float = 1.0,
-    alpha: float = 0.3,
-    beta: float = 0.5,
-    max_rounds: int | None = None,
-    solver: str = DEFAULT_SOLVER,
-    use_components: bool = True,
-    solver_options: dict | None = None,
+    alpha: float = DEFAULTS.alpha,
+    beta: float = DEFAULTS.beta,
+    max_rounds: int | None = DEFAULTS.max_rounds,
+    solver: str = DEFAULTS.solver,
+    use_components: bool = DEFAULTS.use_components,
+    solver_options: dict | None = DEFAULTS.solver_options,
     bound_check: str = "raise",
-    sampler: str = DEFAULT_SAMPLER,
-    forced_pairs=None,
-    forced_fraction: float = 0.5,
-    noise: str = DEFAULT_NOISE,
+    sampler: str = DEFAULTS.sampler,
+    forced_pairs=DEFAULTS.forced_pairs,
+    forced_fraction: float = DEFAULTS.forced_fraction,
+    noise: str = DEFAULTS.noise,
     random_state=None,
 ) -> PACEGGMResult:
     """Run PACE-GGM on ``X`` and return the result record.
@@ -258,59 +228,17 @@ def pace_ggm(
         Total zCDP budget, > 0. The run spends exactly this (never more).
     bound : float
         Coordinate bound ``B``; entry sensitivity ``2B²/n``.
-    alpha : float in (0, 1)
-        Fraction of ``rho`` for the initial diagonal measurements.
-    beta : float in (0, 1)
-        Fraction of each round's budget for selection.
-    max_rounds : int, optional
-        ``T``; the initial round budget is ``(ρ − αρ)/T``. Default ``d(d−1)``
-        (at least 1). Annealing usually ends the run in fewer rounds.
-    solver : str
-        Reconstruction solver, a key of :data:`paceggm.SOLVERS`: ``"auto"``
-        (the default: per block the exact Newton path measured fastest,
-        ``"newton_pcg"`` on the CPU, ``"newton_xp"`` on a GPU given
-        ``solver_options={"backend": "torch"}``), ``"newton"`` (the exact
-        reference, which the published recipes pin), ``"ipm"`` (IPM-Cholesky, the published
-        reference), ``"pgd0"``/``"pgd1"`` (no entropy term).
-    use_components : bool
-        Decompose the reconstruction over connected components.
-    solver_options : dict, optional
-        Passed to the solver.
+    alpha, beta, max_rounds, solver, use_components, solver_options, sampler, forced_pairs, forced_fraction, noise
+        PACE-GGM's parameters: their meaning, defaults and rules are those of
+        :class:`paceggm.settings.PACEGGMSettings` (``forced_pairs`` must not be
+        chosen from the data; ``noise="exact"`` with ``random_state=None`` for a
+        real release).
     bound_check : {"raise", "clip", "waive"}
         What to do with values outside ``[-bound, bound]``: refuse them, clip
         them, or use the data unchecked — the last warns
         (:class:`~paceggm.exceptions.PrivacyLeakWarning`): the guarantee then
         holds only if the data respect the bound; it exists to reproduce
         published settings.
-    sampler : {"gumbel", "rows"}
-        How the exponential mechanism draws each round's pair; both have
-        exactly its distribution and cost. ``"gumbel"`` (the default) is
-        Gumbel-max over all ``d(d+1)/2`` candidates, pick for pick NumPy's
-        ``Generator.gumbel`` stream (the published experiments' draws), and
-        costs ``O(d²)`` a round. ``"rows"``
-        (:class:`paceggm.privacy.selection.PairSampler`) keeps the weights and
-        their row sums up to date where scores changed and draws a row, then a
-        column: ``O(d)`` a round plus the rescored pairs, and other picks for
-        the same seed.
-    forced_pairs : sequence of (int, int), optional
-        Off-diagonal entries measured right after the diagonal, in this order, before the adaptive
-        rounds: ``forced_fraction · rho`` split equally among them, each a Gaussian-mechanism
-        release charged to the ledger like every other. The guarantee is unchanged (still
-        ``rho``-zCDP) only because the pairs are fixed in advance: they must be chosen without
-        looking at the data (e.g. "the target's row", from the shape alone). ``None`` or empty:
-        none (the published algorithm, bit for bit).
-    forced_fraction : float in (0, 1)
-        Share of ``rho`` for ``forced_pairs`` (ignored without them); ``alpha + forced_fraction < 1``.
-        The rounds then start from ``(1 − alpha − forced_fraction) rho``.
-    noise : {"fast", "exact"}
-        How the noise is drawn, at the same cost ``rho``. ``"fast"`` (the default,
-        the published experiments' draws): doubles from a NumPy Generator.
-        ``"exact"``: discrete Gaussian measurements on a fine power-of-two grid
-        and an exact selection sampler, in exact integer arithmetic
-        (:mod:`paceggm.privacy.exact`), immune to the floating-point attacks
-        on textbook samplers; slower, and needs ``sampler="gumbel"``. With
-        ``random_state=None`` its bits come from :mod:`secrets`: the setting
-        for a real release.
     random_state : None, int, SeedSequence or Generator
         Source of the noise. A fixed seed makes a run reproducible — and its
         noise predictable to anyone who knows the seed: a real release needs
@@ -330,23 +258,24 @@ def pace_ggm(
     ((3, 3), True)
     """
     rho = check_rho(rho)
-    _check_params(
-        bound=bound, alpha=alpha, beta=beta, max_rounds=max_rounds, solver=solver,
-        use_components=use_components, solver_options=solver_options, sampler=sampler, noise=noise,
-    )
+    check_bound(bound)
+    settings = PACEGGMSettings.of(locals())
     X = check_data(X)
     check_bound(bound, d=X.shape[1])
-    forced = _forced(forced_pairs, X.shape[1])
-    if forced:
-        _check_forced_fraction(forced_fraction, alpha)
-    _check_noise_scales(*X.shape, rho=rho, bound=float(bound), alpha=alpha, beta=beta, max_rounds=max_rounds,
-                        n_forced=len(forced), forced_fraction=forced_fraction)
+    forced = _check_fit(settings, *X.shape, rho=rho, bound=float(bound))
     X = enforce_bound(X, float(bound), bound_check)
-    return _fit_checked(
-        X, rho=rho, bound=float(bound), alpha=alpha, beta=beta, max_rounds=max_rounds, solver=solver,
-        use_components=use_components, solver_options=solver_options, rng=noise_source(random_state, noise),
-        sampler=sampler, forced_pairs=forced, forced_fraction=forced_fraction, noise=noise,
-    )
+    return _fit_checked(X, settings, rho=rho, bound=float(bound), rng=noise_source(random_state, settings.noise),
+                        forced=forced)
+
+
+def _check_fit(settings: PACEGGMSettings, n: int, d: int, *, rho: float, bound: float) -> tuple[tuple[int, int], ...]:
+    """What ``settings`` can only be checked against with the data's shape; the forced pairs, parsed."""
+    forced = _forced(settings.forced_pairs, d)
+    if forced:
+        _check_forced_fraction(settings.forced_fraction, settings.alpha)
+    _check_noise_scales(n, d, rho=rho, bound=bound, alpha=settings.alpha, beta=settings.beta,
+                        max_rounds=settings.max_rounds, n_forced=len(forced), forced_fraction=settings.forced_fraction)
+    return forced
 
 
 # Every measurement's budget lies between ρ (all of it) and the smallest share the schedule gives
@@ -376,39 +305,28 @@ def _check_noise_scales(n: int, d: int, *, rho: float, bound: float, alpha, beta
         )
 
 
-def _fit_checked(X: np.ndarray, *, rho: float, bound: float, alpha, beta, max_rounds, solver, use_components,
-                 solver_options, rng: np.random.Generator | None, sampler: str = DEFAULT_SAMPLER,
-                 forced_pairs=(), forced_fraction: float = 0.5, noise: str = DEFAULT_NOISE) -> PACEGGMResult:
-    """PACE-GGM on data and parameters that passed every check."""
+def _fit_checked(X: np.ndarray, settings: PACEGGMSettings, *, rho: float, bound: float,
+                 rng: np.random.Generator | None, forced: tuple[tuple[int, int], ...] = ()) -> PACEGGMResult:
+    """PACE-GGM on data and parameters that passed every check (``forced``: the parsed forced pairs)."""
     n, d = X.shape
     # Σ(X) is the only access to the data; everything after is mechanisms on it.
     sigma_x = X.T @ X / n
-    return _run(
-        sigma_x, n, rho=float(rho), bound=float(bound), alpha=float(alpha), beta=float(beta),
-        max_rounds=max_rounds, solver=solver, use_components=bool(use_components),
-        solver_options=solver_options, rng=rng, sampler=sampler,
-        forced_pairs=_forced(forced_pairs, d), forced_fraction=float(forced_fraction), noise=noise,
-    )
+    return _run(sigma_x, n, settings, rho=float(rho), bound=float(bound), rng=rng, forced_pairs=forced)
 
 
 def _run(
     sigma_x: np.ndarray,
     n: int,
+    settings: PACEGGMSettings,
     *,
     rho: float,
     bound: float,
-    alpha: float,
-    beta: float,
-    max_rounds: int | None,
-    solver: str,
-    use_components: bool,
-    solver_options: dict | None,
     rng: np.random.Generator | None,
-    sampler: str = DEFAULT_SAMPLER,
     forced_pairs: tuple[tuple[int, int], ...] = (),
-    forced_fraction: float = 0.5,
-    noise: str = DEFAULT_NOISE,
 ) -> PACEGGMResult:
+    alpha, beta, max_rounds = float(settings.alpha), float(settings.beta), settings.max_rounds
+    solver, sampler, noise = settings.solver, settings.sampler, settings.noise
+    forced_fraction = float(settings.forced_fraction)
     d = sigma_x.shape[0]
     delta = entry_sensitivity(n=n, bound=bound)
     ledger = ZCDPLedger(rho)
@@ -427,8 +345,9 @@ def _run(
     for j in range(d):
         measure(j, j, rho_diag_each, "initialise: diagonal")
     # Reads state.y and state.lam as measure() updates them.
-    recon = IncrementalReconstruction(state.y, state.lam, solver=solver, use_components=use_components,
-                                      solver_options=solver_options)
+    recon = IncrementalReconstruction(state.y, state.lam, solver=solver,
+                                      use_components=bool(settings.use_components),
+                                      solver_options=settings.solver_options, spec=SOLVERS[solver])
     estimate = recon.covariance
     forced_solve_time = 0.0
     if forced_pairs:
@@ -530,19 +449,13 @@ class PACEGGM(PrivateCovarianceEstimator):
         Without one, a second ``fit`` of the same object warns
         (:class:`~paceggm.exceptions.PrivacyBudgetWarning`).
     bound : float, default=1.0
-    alpha : float, default=0.3
-    beta : float, default=0.5
-    max_rounds : int or None, default=None
-    solver : str, default="auto"
-    use_components : bool, default=True
-    solver_options : dict or None, default=None
     bound_check : {"raise", "clip", "waive"}, default="raise"
-    sampler : {"gumbel", "rows"}, default="gumbel"
-    forced_pairs : sequence of (int, int) or None, default=None
-    forced_fraction : float, default=0.5
-    noise : {"fast", "exact"}, default="fast"
-        See :func:`pace_ggm` for these (``forced_pairs`` must not be chosen from the data;
-        ``noise="exact"`` with ``random_state=None`` for a real release).
+        See :func:`pace_ggm`.
+    alpha, beta, max_rounds, solver, use_components, solver_options, sampler, forced_pairs, forced_fraction, noise
+        PACE-GGM's parameters, with the meaning, defaults and rules of
+        :class:`paceggm.settings.PACEGGMSettings` (``forced_pairs`` must not be
+        chosen from the data; ``noise="exact"`` with ``random_state=None`` for a
+        real release). ``fit`` checks them once, before any budget is spent.
     assume_centered : bool, default=True
         ``True`` estimates ``XᵀX/n`` (the covariance of centred data, as the
         project's preprocessing produces; ``location_`` is 0). ``False``
@@ -609,19 +522,19 @@ class PACEGGM(PrivateCovarianceEstimator):
         delta: float | None = None,
         accountant=None,
         bound: float = 1.0,
-        alpha: float = 0.3,
-        beta: float = 0.5,
-        max_rounds: int | None = None,
-        solver: str = DEFAULT_SOLVER,
-        use_components: bool = True,
-        solver_options: dict | None = None,
+        alpha: float = DEFAULTS.alpha,
+        beta: float = DEFAULTS.beta,
+        max_rounds: int | None = DEFAULTS.max_rounds,
+        solver: str = DEFAULTS.solver,
+        use_components: bool = DEFAULTS.use_components,
+        solver_options: dict | None = DEFAULTS.solver_options,
         bound_check: str = "raise",
-        sampler: str = DEFAULT_SAMPLER,
-        forced_pairs=None,
-        forced_fraction: float = 0.5,
+        sampler: str = DEFAULTS.sampler,
+        forced_pairs=DEFAULTS.forced_pairs,
+        forced_fraction: float = DEFAULTS.forced_fraction,
         assume_centered: bool = True,
         mean_fraction: float = 0.1,
-        noise: str = DEFAULT_NOISE,
+        noise: str = DEFAULTS.noise,
         random_state=None,
     ) -> None:
         self.rho = rho
@@ -645,26 +558,16 @@ class PACEGGM(PrivateCovarianceEstimator):
         self.random_state = random_state
 
     def _check_params(self) -> None:
-        _check_params(
-            bound=self.bound, alpha=self.alpha, beta=self.beta, max_rounds=self.max_rounds,
-            solver=self.solver, use_components=self.use_components, solver_options=self.solver_options,
-            sampler=self.sampler, noise=self.noise,
-        )
+        check_bound(self.bound)
+        # The fit's one check of PACE-GGM's parameters; the fit runs on what it returns.
+        self._settings = PACEGGMSettings.of(self)
 
     def _check_scales(self, n: int, d: int, *, rho: float, bound: float) -> None:
-        forced = _forced(self.forced_pairs, d)  # the pairs need d: checked here, before any budget is spent
-        if forced:
-            _check_forced_fraction(self.forced_fraction, self.alpha)
-        _check_noise_scales(n, d, rho=rho, bound=bound, alpha=self.alpha, beta=self.beta, max_rounds=self.max_rounds,
-                            n_forced=len(forced), forced_fraction=self.forced_fraction)
+        # The forced pairs need d: checked here, before any budget is spent.
+        self._forced = _check_fit(self._settings, n, d, rho=rho, bound=bound)
 
     def _estimate(self, X, *, rho, bound, rng):
-        res = _fit_checked(
-            X, rho=rho, bound=bound, alpha=self.alpha, beta=self.beta, max_rounds=self.max_rounds,
-            solver=self.solver, use_components=self.use_components, solver_options=self.solver_options, rng=rng,
-            sampler=self.sampler, forced_pairs=self.forced_pairs, forced_fraction=self.forced_fraction,
-            noise=self.noise,
-        )
+        res = _fit_checked(X, self._settings, rho=rho, bound=bound, rng=rng, forced=self._forced)
         self.result_ = res
         self.n_rounds_ = res.n_rounds
         self.pattern_ = res.pattern

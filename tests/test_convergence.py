@@ -72,7 +72,7 @@ def test_pgd_tight_preset_is_the_committed_setting_and_replaces_tol_and_maxiter(
     with pytest.raises(ValueError, match="unknown PGD preset 'fast'.*tight"):
         solve_pgd(p, preset="fast")
     for solver in ("pgd0", "pgd1"):
-        assert "preset" in solver_defaults()[solver]  # accepted by check_solver_options, recorded in a run
+        assert "preset" in solver_defaults()[solver]  # accepted by check_solver, recorded in a run
         rec = reconstruct(y, lam, solver=solver, solver_options={"preset": "tight"})
         assert rec.converged
 

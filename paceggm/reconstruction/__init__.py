@@ -43,6 +43,7 @@ from functools import partial
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from paceggm._validation import check_choice
 from paceggm.reconstruction.auto import solve_auto
 from paceggm.reconstruction.blocks import solve_block, unchanged
 from paceggm.reconstruction.components import pattern_components
@@ -62,7 +63,7 @@ __all__ = [
     "Problem",
     "Reconstruction",
     "SolverSpec",
-    "check_solver_options",
+    "check_solver",
     "pattern_components",
     "reconstruct",
     "register_solver",
@@ -117,25 +118,27 @@ def solver_defaults() -> dict[str, dict]:
     return out
 
 
-def check_solver_options(solver: str, solver_options) -> None:
-    """Refuse options the solver does not take, naming the ones it does."""
+def check_solver(solver, solver_options=None) -> SolverSpec:
+    """The registered spec of ``solver``, after refusing an unknown name or options it does not take.
+
+    The one check of a solver name: :func:`reconstruct`, :class:`.IncrementalReconstruction`
+    and PACE-GGM's settings (:class:`paceggm.settings.PACEGGMSettings`) call it.
+    """
+    check_choice(solver, SOLVERS, "solver")
     if solver_options is None:
-        return
+        return SOLVERS[solver]
     if not isinstance(solver_options, Mapping):
         raise TypeError(
             f"solver_options must be a dict of keyword options or None, got {type(solver_options).__name__}"
         )
-    if solver not in SOLVERS:
-        raise ValueError(f"unknown solver {solver!r}; choose one of {sorted(SOLVERS)}")
     valid = solver_defaults()[solver]
     unknown = sorted(set(solver_options) - set(valid))
     if unknown:
         raise ValueError(f"solver {solver!r} has no option(s) {unknown}; its options are {sorted(valid)}")
+    return SOLVERS[solver]
 
 
-def _check_inputs(y, lam, solver: str) -> tuple[np.ndarray, np.ndarray]:
-    if solver not in SOLVERS:
-        raise ValueError(f"unknown solver {solver!r}; choose one of {sorted(SOLVERS)}")
+def _check_inputs(y, lam) -> tuple[np.ndarray, np.ndarray]:
     y = np.asarray(y, dtype=float)
     lam = np.asarray(lam, dtype=float)
     if y.ndim != 2 or y.shape[0] != y.shape[1] or lam.shape != y.shape:
@@ -197,9 +200,8 @@ def reconstruct(
     >>> bool(np.allclose(rec.covariance, y, atol=1e-4))
     True
     """
-    y, lam = _check_inputs(y, lam, solver)
-    check_solver_options(solver, solver_options)
-    spec = SOLVERS[solver]
+    spec = check_solver(solver, solver_options)
+    y, lam = _check_inputs(y, lam)
     options = dict(solver_options or {})
     d = y.shape[0]
     comps = pattern_components(lam > 0) if use_components else [np.arange(d)]

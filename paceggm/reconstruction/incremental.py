@@ -45,6 +45,10 @@ class IncrementalReconstruction:
         re-solves the whole matrix).
     solver_options : dict, optional
         Keyword options of the solver.
+    spec : SolverSpec, optional
+        The registered spec of ``solver`` when the caller has checked ``solver`` and
+        ``solver_options`` with :func:`paceggm.reconstruction.check_solver` already;
+        None: they are checked here.
 
     Attributes
     ----------
@@ -71,12 +75,13 @@ class IncrementalReconstruction:
     """
 
     def __init__(self, y: np.ndarray, lam: np.ndarray, *, solver: str | None = None, use_components: bool = True,
-                 solver_options: dict | None = None) -> None:
-        from paceggm.reconstruction import DEFAULT_SOLVER, SOLVERS, _check_inputs, check_solver_options
+                 solver_options: dict | None = None, spec=None) -> None:
+        from paceggm.reconstruction import DEFAULT_SOLVER, _check_inputs, check_solver
 
         solver = DEFAULT_SOLVER if solver is None else solver
-        _check_inputs(y, lam, solver)
-        check_solver_options(solver, solver_options)
+        # A caller whose solver and options passed check_solver already (PACE-GGM's settings) hands its spec over.
+        self._spec = check_solver(solver, solver_options) if spec is None else spec
+        _check_inputs(y, lam)
         if not (isinstance(y, np.ndarray) and isinstance(lam, np.ndarray) and y.dtype == lam.dtype == float):
             raise TypeError("y and lam must be float arrays (they are held by reference and updated in place)")
         d = y.shape[0]
@@ -84,7 +89,6 @@ class IncrementalReconstruction:
             raise ValueError("start from the measured diagonal alone; off-diagonal entries are added by update()")
         self.y, self.lam = y, lam
         self.solver = solver
-        self._spec = SOLVERS[solver]
         self._options = dict(solver_options or {})
         self.use_components = bool(use_components)
         # Singletons have the closed form max(y_jj, 0), also when decomposing is
