@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from paceggm._validation import did_you_mean
+from paceggm.settings import PACEGGMSettings
 
 __all__ = ["MethodSpec", "MethodStyle", "METHODS", "MethodUnavailableError", "STYLE_FIELDS", "check_method_params",
            "declared_params", "entry_spec", "method_defaults", "method_spec", "register", "remember", "resolve",
@@ -122,10 +123,10 @@ class MethodSpec:
         return {"key": self.key, "params": dict(self.params), "grid": dict(self.grid), "datasets": None}
 
 
-# The parameters a recipe may set; None is the estimator's own default (its signature is the one
-# place a default is written; see method_defaults). The recipes pin the reference solver `newton`
+# The parameters a recipe may set: PACE-GGM's tuned settings (paceggm.settings, the one place they
+# and their defaults are declared); None is the default. The recipes pin the reference solver `newton`
 # (the library's default is "auto"): the published experiments keep their keys and results bit for bit.
-_PACEGGM_PARAMS = {"alpha": None, "beta": None, "solver": "newton", "use_components": None, "max_rounds": None}
+_PACEGGM_PARAMS = {**dict.fromkeys(PACEGGMSettings.tuned()), "solver": "newton"}
 _PACE = MethodStyle("PACE-GGM", PALETTE["vermillion"], "o", "-", 0)
 
 METHODS: dict[str, MethodSpec] = {
@@ -149,7 +150,7 @@ METHODS: dict[str, MethodSpec] = {
         MethodSpec("adassp", "paceggm.baselines:AdaSSP", "regression", "none",
                    style=MethodStyle("AdaSSP", PALETTE["blue"], "s", "--", 40)),
         MethodSpec("paceggm_regression", "paceggm.baselines:PACEGGMRegression", "regression", "pattern",
-                   {"alpha": None, "beta": None, "solver": "newton", "use_components": None},
+                   dict(_PACEGGM_PARAMS),
                    style=replace(_PACE, order=1), inner="pace_ggm_"),
     )
 }
