@@ -4,8 +4,12 @@ import re
 
 import pytest
 
-from paceggm.bench.data import DatasetUnavailableError, get_config, list_datasets, load_dataset
+from paceggm.bench.data import DatasetUnavailableError, get_config, load_dataset
+from paceggm.bench.data.registry import conf_dir
 from paceggm.bench.data.sources import downloads
+
+#: The repository's data sets: one registry file each (a plugin's own data sets are the user's to document).
+SHIPPED = sorted(path.stem for path in (conf_dir() / "dataset").glob("*.yaml"))
 
 #: Only on OpenML, and no copy could be loaded where the registry was written (no network): their address is
 #: OpenML's page, and their content hash is not recorded (a load warns UnverifiedDataWarning).
@@ -13,7 +17,7 @@ UNHASHED = {"indian_pines", "madeline"}
 SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
-@pytest.mark.parametrize("name", list_datasets())
+@pytest.mark.parametrize("name", SHIPPED)
 def test_every_data_set_names_an_address(name):
     cfg = get_config(name)
     assert str(cfg.origin).startswith("https://"), name  # the data set's home page
@@ -26,7 +30,7 @@ def test_every_data_set_names_an_address(name):
         assert cfg.get("openml") is not None or cfg.get("builtin") is not None, name
 
 
-@pytest.mark.parametrize("name", sorted(set(list_datasets()) - UNHASHED))
+@pytest.mark.parametrize("name", sorted(set(SHIPPED) - UNHASHED))
 def test_every_data_set_but_the_listed_ones_records_a_checksum(name):
     cfg = get_config(name)
     raw = cfg.get("raw")
@@ -71,7 +75,7 @@ def test_the_table_of_datasets_readme_agrees_with_the_registry():
         if m:
             rows[(m[1], m[3])] = m.groups()
     expected = {}
-    for name in list_datasets():
+    for name in SHIPPED:
         cfg = get_config(name)
         raw = cfg.get("raw")
         if raw is None:
