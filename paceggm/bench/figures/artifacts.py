@@ -473,9 +473,9 @@ ARTIFACTS += [
          nothing="no parameter swept"),
     Spec("grid", "figure", "Parameters swept together", sweep.heatmap_words, SWEEPS, sweep.pair_rows,
          sweep.ERRORS, sweep.heatmap, nothing="no two parameters swept together"),
-    Spec("runtime", "figure", "Time per trial", _sweep_words("Whole-fit time per trial (and the solver's)"),
+    Spec("time", "figure", "Time per trial", _sweep_words("Whole-fit time per trial (and the solver's)"),
          SWEEPS, sweep.time_rows, sweep.TIMES, Grid(present_only=True, fit_legend=True)),
-    Spec("runtime_table", "table", "Time per trial, table", "Mean ± standard error over trials.", SWEEPS,
+    Spec("time_table", "table", "Time per trial, table", "Mean ± standard error over trials.", SWEEPS,
          sweep.time_rows, sweep.TIMES, sweep.time_tables),
     Spec("measured", "figure", "Measured entries",
          _sweep_words("Distinct off-diagonal entries measured per trial (the d diagonal entries on top)"),
@@ -485,9 +485,14 @@ ARTIFACTS += [
          nothing="no method reports measured entries"),
 ]
 
+if len({s.name for s in ARTIFACTS}) != len(ARTIFACTS):
+    raise ValueError("two entries of the table of artifacts share a name")
+
 
 def register(spec: Spec) -> Spec:
     """Add (or replace, by name) an artifact: the figures stage builds it from then on, after the others.
+
+    With ``sources=SWEEPS`` it is drawn for every sweep read, into ``<out>/<experiment>/``.
 
     A user module calls it once (the harness imports the modules named by ``PACEGGM_PLUGINS``); the
     entry reads its rows from the experiments it names, like every entry of :data:`ARTIFACTS`.

@@ -229,6 +229,10 @@ def _expanded(ctx: Context, spec: Spec, exp: str) -> list[Artifact]:
                       rows=lambda df, config, rows=rows: rows,
                       metrics=tuple(sweep.present(rows, spec.metrics)) or spec.metrics)
         _build(sub, one, art)
+        # a sweep's grid is what it ran: a variant never run on a data set (a part of a composed recipe
+        # with data sets of its own) is no gap; a run that failed has its rows
+        ran = set(zip(rows["dataset"], rows["variant"]))
+        art.problems = [p for p in art.problems if (p.dataset, p.variant) in ran]
     if not made:
         made.append(Artifact(f"{exp}/{spec.name}", spec.kind, f"{exp}: {spec.title}", "",
                              skipped=f"{spec.nothing} (source `{exp}`)"))

@@ -119,7 +119,7 @@ def parameter_rows(df: pd.DataFrame, config=None) -> dict[str, pd.DataFrame]:
 
 
 def pair_rows(df: pd.DataFrame, config=None) -> dict[str, pd.DataFrame]:
-    """One entry per pair of parameters a method sweeps together (at least two values each): its grid."""
+    """One entry per pair of parameters a method sweeps as a whole grid (at least two values each)."""
     out = {}
     for method, found in swept(df).items():
         names = list(found)
@@ -127,7 +127,8 @@ def pair_rows(df: pd.DataFrame, config=None) -> dict[str, pd.DataFrame]:
             for q in names[i + 1:]:
                 rows, held = _slice(df, method, (p, q), [n for n in names if n not in (p, q)])
                 cells = set(_values(row_params(rows), method, (p, q)))
-                if len({c[0] for c in cells}) > 1 and len({c[1] for c in cells}) > 1:
+                xs, ys = {c[0] for c in cells}, {c[1] for c in cells}
+                if len(xs) > 1 and len(ys) > 1 and len(cells) == len(xs) * len(ys):  # a whole grid
                     out[_name(method, (p, q), held)] = rows
     return out
 
@@ -145,8 +146,16 @@ def measured_rows(df: pd.DataFrame, config=None) -> pd.DataFrame:
     return df[df["method"].isin(reporting)]
 
 
-def error_rows(df: pd.DataFrame, config=None) -> pd.DataFrame:
-    return df if present(df, ERRORS) else df.iloc[:0]
+def error_rows(df: pd.DataFrame, config=None):
+    """Every row with an error; the covariance and the regression methods apart when the sweep has both
+    (their errors are not the same metrics)."""
+    if not present(df, ERRORS):
+        return df.iloc[:0]
+    ok = df[(df["status"] == "ok") & np.isfinite(pd.to_numeric(df["mse"], errors="coerce"))]
+    regression = df["method"].isin(set(ok["method"]))
+    if regression.all() or not regression.any():
+        return df
+    return {"covariance": df[~regression], "regression": df[regression]}
 
 
 def time_rows(df: pd.DataFrame, config=None) -> pd.DataFrame:
