@@ -65,11 +65,11 @@ def run(datasets, rhos, seeds, *, data_dir=None):
                 search = PrivateGridSearch(PACEGGM(bound=data.bound, bound_check="clip"), GRID, rho=rho,
                                            random_state=seed).fit(X)
                 chosen[(search.best_params_["alpha"], search.best_params_["beta"])] += 1
-                errors.append(frobenius_error(search.best_estimator_.covariance_, truth))
+                errors.append(frobenius_error(cov_true=truth, cov_pred=search.best_estimator_.covariance_))
                 if ref is not None:
                     est = PACEGGM(rho=search.best_estimator_.rho_spent_, alpha=ref[0], beta=ref[1],
                                   bound=data.bound, bound_check="clip", random_state=seed).fit(X)
-                    ref_errors.append(frobenius_error(est.covariance_, truth))
+                    ref_errors.append(frobenius_error(cov_true=truth, cov_pred=est.covariance_))
             lines.append({
                 "dataset": name, "n": X.shape[0], "d": X.shape[1], "total_rho": rho,
                 "candidate_rho": search.candidate_rho_, "refit_rho": search.best_estimator_.rho_spent_,

@@ -152,8 +152,8 @@ def measure_runs(dataset: str, rho: float, trials: int, names: list[str], result
                 t0 = time.perf_counter()
                 est.fit(X)
                 seconds.append(time.perf_counter() - t0)
-            errors = {"mahalanobis": mahalanobis_error(est.covariance_, truth),
-                      "frobenius": frobenius_error(est.covariance_, truth)}
+            errors = {"mahalanobis": mahalanobis_error(cov_true=truth, cov_pred=est.covariance_),
+                      "frobenius": frobenius_error(cov_true=truth, cov_pred=est.covariance_)}
             # How far the last solve is from the exact completion of the same measurements.
             measured = MeasuredEntries.from_measurements(X.shape[1], est.measurements_)
             distance.append(rel_fro(est.covariance_, reconstruct(measured.y, measured.lam).covariance))

@@ -99,7 +99,7 @@ def test_the_scale_is_applied_before_the_bound_is_clipped_or_checked():
     # what SSP computes on the scaled data, clipped to the bound, against Σ of the scaled data
     X2 = 2.0 * data.X
     est = SSP(cell.rho, bound=1.0, bound_check="clip", random_state=seed_sequence(cell.seed)).fit(X2)
-    assert row["frobenius"] == pytest.approx(frobenius_error(est.covariance_, X2.T @ X2 / len(X2)), rel=1e-12)
+    assert row["frobenius"] == pytest.approx(frobenius_error(cov_true=X2.T @ X2 / len(X2), cov_pred=est.covariance_), rel=1e-12)
     clipped = np.clip(X2, -1, 1)
     assert not np.allclose(est.covariance_, SSP(cell.rho, random_state=seed_sequence(cell.seed)).fit(
         data.X).covariance_ * 4)  # the clip changed what was estimated

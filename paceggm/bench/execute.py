@@ -182,8 +182,8 @@ def _fit_and_measure(cell: Cell, data: CellData, row: dict, test_fraction: float
         row["wall_time"] = time.perf_counter() - t0
         fit = read_fit(est, spec, data.d)
         cov = np.asarray(est.covariance_, dtype=float)
-        row["mahalanobis"] = mahalanobis_error(cov, data.truth)
-        row["frobenius"] = frobenius_error(cov, data.truth)
+        row["mahalanobis"] = mahalanobis_error(cov_true=data.truth, cov_pred=cov)
+        row["frobenius"] = frobenius_error(cov_true=data.truth, cov_pred=cov)
     check_spent(fit.rho_spent, cell.rho)
     row.update(asdict(fit))
 
