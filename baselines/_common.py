@@ -88,7 +88,7 @@ class CovarianceBaseline(PrivateCovarianceEstimator):
         ``"fast"`` (default): Gaussian noise in doubles. ``"exact"``: exact
         discrete noise (:mod:`paceggm.privacy.exact`) at the same cost; with
         ``random_state=None``, the setting for a real release.
-    random_state : None, int, SeedSequence or numpy.random.Generator
+    random_state : None, int, SeedSequence, numpy.random.Generator or RandomState
         ``None`` for a real release; a fixed seed makes the noise predictable.
     """
 

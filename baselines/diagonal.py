@@ -23,7 +23,7 @@ class DiagonalOnly(CovarianceBaseline):
     bound : float
     bound_check : {"raise", "clip", "waive"}
     noise : {"fast", "exact"}
-    random_state : None, int, SeedSequence or Generator
+    random_state : None, int, SeedSequence, Generator or RandomState
 
     Attributes
     ----------

@@ -150,7 +150,7 @@ class GaussCov(_UnitBallBaseline):
     noise : {"fast", "exact"}
         ``"exact"`` (with ``random_state=None``) for a real release: exact discrete noise
         (:mod:`paceggm.privacy.exact`) at the same cost.
-    random_state : None, int, SeedSequence or Generator
+    random_state : None, int, SeedSequence, Generator or RandomState
 
     Attributes
     ----------
@@ -218,7 +218,7 @@ class AdaptiveCov(_UnitBallBaseline):
     noise : {"fast", "exact"}
         ``"exact"`` (with ``random_state=None``) for a real release: exact discrete noise
         (:mod:`paceggm.privacy.exact`) at the same cost.
-    random_state : None, int, SeedSequence or Generator
+    random_state : None, int, SeedSequence, Generator or RandomState
 
     Attributes
     ----------

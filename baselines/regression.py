@@ -189,7 +189,7 @@ class AdaSSP(_PrivateLinearRegression):
     noise : {"fast", "exact"}
         ``"exact"`` (with ``random_state=None``) for a real release: exact discrete noise
         (:mod:`paceggm.privacy.exact`) at the same cost.
-    random_state : None, int, SeedSequence or Generator
+    random_state : None, int, SeedSequence, Generator or RandomState
         ``None`` for a real release; a fixed seed makes the noise predictable.
 
     Attributes
@@ -295,7 +295,7 @@ class PACEGGMRegression(_PrivateLinearRegression):
         ``measure_target_first``.
     noise : {"fast", "exact"}
         As in :class:`AdaSSP` (also passed to :class:`paceggm.PACEGGM`).
-    random_state : None, int, SeedSequence or Generator
+    random_state : None, int, SeedSequence, Generator or RandomState
 
     Attributes
     ----------

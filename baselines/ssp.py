@@ -37,7 +37,7 @@ class SSP(CovarianceBaseline):
     noise : {"fast", "exact"}
         ``"exact"`` (with ``random_state=None``) for a real release: see
         :class:`~paceggm.baselines._common.CovarianceBaseline`.
-    random_state : None, int, SeedSequence or Generator
+    random_state : None, int, SeedSequence, Generator or RandomState
 
     Attributes
     ----------

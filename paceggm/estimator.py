@@ -239,7 +239,7 @@ def pace_ggm(
         (:class:`~paceggm.exceptions.PrivacyLeakWarning`): the guarantee then
         holds only if the data respect the bound; it exists to reproduce
         published settings.
-    random_state : None, int, SeedSequence or Generator
+    random_state : None, int, SeedSequence, Generator or RandomState
         Source of the noise. A fixed seed makes a run reproducible — and its
         noise predictable to anyone who knows the seed: a real release needs
         ``None`` (fresh entropy from the operating system).
@@ -463,7 +463,7 @@ class PACEGGM(PrivateCovarianceEstimator):
         covariance around it with the rest (bound ``2·bound``).
     mean_fraction : float in (0, 1), default=0.1
         Share of the budget for the mean when ``assume_centered=False``.
-    random_state : None, int, SeedSequence or Generator, default=None
+    random_state : None, int, SeedSequence, Generator or RandomState, default=None
         ``None`` for a real release; a fixed seed makes the noise reproducible
         (for experiments and tests) and therefore predictable. With
         ``noise="exact"`` and ``None`` the bits come from :mod:`secrets`.

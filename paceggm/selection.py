@@ -85,7 +85,7 @@ class PrivateGridSearch(PrivateEstimator):
         when one hold-out row is replaced (for fixed ``estimator``).
     score_sensitivity : float or None
         Required with a callable ``scoring``.
-    random_state : None, int, SeedSequence or Generator
+    random_state : None, int, SeedSequence, Generator or RandomState
         The split, the candidates' noise and the selection. ``None`` for a real release.
 
     Notes

@@ -28,7 +28,7 @@ def make_synthetic(*, n: int, d: int, correlation: float = 0.5, bound: float = 1
     correlation : float in (-1, 1), default=0.5
         AR(1) coefficient between neighbouring columns.
     bound : float > 0, default=1.0
-    random_state : None, int, SeedSequence or Generator
+    random_state : None, int, SeedSequence, Generator or RandomState
 
     Returns
     -------
