@@ -15,8 +15,9 @@ it reads a registry, from three places, in this order:
 * the entry points of the group ``paceggm.bench`` of installed distributions
   (``[project.entry-points."paceggm.bench"] my = "my_package.bench"``).
 
-``paceggm-bench figures`` and ``python -m paceggm.bench.audit`` load the first
-and the third (their command lines compose no config); the test suite's
+``paceggm-bench figures`` (and its ``--plugins``), ``python -m paceggm.bench.audit``
+and ``python -m paceggm.bench.data`` load the first and the third (their command
+lines compose no config); the test suite's
 ``conftest.py`` loads the first, so every method a plugin registers is held to
 the contract tests.
 

@@ -54,6 +54,12 @@ def main(argv: list[str] | None = None) -> int:
     stats.add_argument("--offline", action="store_true", help="never try OpenML (same as $PACEGGM_OFFLINE=1)")
     stats.add_argument("--datasets", nargs="*", default=None, help="subset of names (default: the 14 of the publication)")
     args = parser.parse_args(argv)
+    from paceggm.bench.plugins import PluginError, load_plugins
+
+    try:  # the data sets user modules register ($PACEGGM_PLUGINS, entry points)
+        load_plugins()
+    except PluginError as exc:
+        parser.error(str(exc))
 
     if args.command == "list":
         for name in list_datasets():
