@@ -1,0 +1,110 @@
+"""Values within a few ulps of the declared bound count as inside it, and are clipped to it before any mechanism.
+
+``MinMaxScaler(feature_range=(-1, 1))`` rounds: its output reaches 1.0000000000000002.
+The sensitivities assume ``|x| <= bound`` exactly, so such a value is clipped to the
+bound (the same map for every data set: the guarantee holds), never passed on.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from sklearn.preprocessing import MinMaxScaler
+
+from paceggm import PACEGGM, PrivateGridSearch, pace_ggm
+from paceggm._validation import BOUND_ULPS, enforce_bound
+
+from conftest import ALL, REGRESSION
+
+ids = lambda c: c.__name__  # noqa: E731
+EPS = np.finfo(float).eps
+
+
+def _scaled():
+    """MinMaxScaler's [-1, 1] output for data where it overshoots 1 by one ulp."""
+    X = np.random.default_rng(1).normal(size=(300, 3))
+    Z = MinMaxScaler(feature_range=(-1, 1)).fit_transform(X)
+    assert Z.max() == 1.0000000000000002 and np.abs(Z).max() <= 1 + BOUND_ULPS * EPS  # the documented case
+    return Z
+
+
+def _target(Z):
+    return 0.5 * Z[:, 0]
+
+
+def _spy(monkeypatch, cls):
+    """Record the data the estimator's mechanisms are given (``_estimate`` for covariance, ``_fit`` for regression)."""
+    seen = []
+    name = "_fit" if cls in REGRESSION else "_estimate"
+    original = getattr(cls, name)
+
+    def spy(self, data, *args, **kwargs):
+        seen.append(np.array(data, copy=True))
+        return original(self, data, *args, **kwargs)
+
+    monkeypatch.setattr(cls, name, spy)
+    return seen
+
+
+@pytest.mark.parametrize("cls", ALL, ids=ids)
+def test_min_max_scaled_data_are_accepted_and_clipped_to_the_bound_before_any_mechanism(cls, monkeypatch):
+    Z = _scaled()
+    before = Z.copy()
+    seen = _spy(monkeypatch, cls)
+    est = cls(rho=1.0, random_state=0)
+    est.fit(Z, _target(Z)) if cls in REGRESSION else est.fit(Z)
+    np.testing.assert_array_equal(Z, before)  # the caller's array is not modified in place
+    assert len(seen) == 1 and np.abs(seen[0]).max() == 1.0  # inside the bound exactly: clipped, not passed on
+    np.testing.assert_array_equal(seen[0][:, :3], np.clip(Z, -1.0, 1.0))
+
+
+@pytest.mark.parametrize("cls", ALL, ids=ids)
+def test_a_value_1e_9_beyond_the_bound_is_still_refused(cls):
+    Z = _scaled()
+    Z[7, 1] = 1.0 + 1e-9
+    with pytest.raises(ValueError, match="values of X lie outside .* by more than rounding"):
+        est = cls(rho=1.0, random_state=0)
+        est.fit(Z, _target(_scaled())) if cls in REGRESSION else est.fit(Z)
+
+
+@pytest.mark.parametrize("cls", REGRESSION, ids=ids)
+def test_the_target_gets_the_same_rounding_allowance(cls, monkeypatch):
+    Z = _scaled()
+    y = np.where(np.arange(300) == 5, 1.0000000000000002, _target(Z))
+    seen = _spy(monkeypatch, cls)
+    cls(rho=1.0, random_state=0).fit(Z, y)
+    assert y[5] == 1.0000000000000002 and np.abs(seen[0][:, -1]).max() == 1.0
+    with pytest.raises(ValueError, match="values of y lie outside"):
+        cls(rho=1.0).fit(Z, np.where(np.arange(300) == 5, 1.0 + 1e-9, y))
+
+
+@pytest.mark.parametrize("bound", [1.0, 2.0, 0.3, 1e5])
+def test_the_allowance_is_exactly_bound_ulps(bound):
+    limit = bound * (1.0 + BOUND_ULPS * EPS)
+    inside = np.array([[limit, -limit, bound, 0.0]])
+    out = enforce_bound(inside, bound, "raise")
+    assert out is not inside and np.array_equal(out, [[bound, -bound, bound, 0.0]])
+    assert inside[0, 0] == limit  # not modified in place
+    beyond = np.array([[math.nextafter(limit, math.inf)]])
+    with pytest.raises(ValueError, match="lie outside"):
+        enforce_bound(beyond, bound, "raise")
+    within = np.array([[bound, -bound]])
+    assert enforce_bound(within, bound, "raise") is within  # nothing to clip: no copy
+
+
+def test_the_function_and_the_search_accept_the_scaler_s_output_too(monkeypatch):
+    Z = _scaled()
+    import paceggm.estimator as estimator_module
+
+    seen = []
+    fit_checked = estimator_module._fit_checked
+
+    def spy(X, *args, **kwargs):
+        seen.append(np.array(X, copy=True))
+        return fit_checked(X, *args, **kwargs)
+
+    monkeypatch.setattr(estimator_module, "_fit_checked", spy)
+    pace_ggm(Z, rho=1.0, random_state=0)
+    assert np.abs(seen[0]).max() == 1.0
+    search = PrivateGridSearch(PACEGGM(), {"alpha": [0.1, 0.3]}, rho=1.0, random_state=0).fit(Z)
+    assert search.rho_spent_ <= 1.0
