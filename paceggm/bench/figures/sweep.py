@@ -206,12 +206,15 @@ def heatmap_words(ctx, labels) -> str:
 
 
 def short(x: float) -> str:
-    """A number in at most four characters or so, for a heat map's cell: 0.92, 1.4, 17.2k."""
+    """A number in six characters at most, for a heat map's cell: 2.8e-3, 0.92, 1.4, 733, 17.2k."""
     if not np.isfinite(x):
         return tables.MISSING
     for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
         if abs(x) >= scale:
             return f"{x / scale:.3g}{suffix}"
+    if 0 < abs(x) < 0.01:
+        mantissa, exponent = f"{x:.1e}".split("e")
+        return f"{mantissa}e{int(exponent)}"
     return f"{x:.2g}" if abs(x) < 1 else f"{x:.3g}"
 
 
@@ -235,7 +238,7 @@ def heatmap(rows: pd.DataFrame, ctx):
     datasets, rhos, d = datasets_by_d(rows), sorted(rows["rho"].unique()), dims(rows)
     spread = ctx.config.spread
     nrows, ncols = len(datasets) * len(metrics), len(rhos)
-    cell = 0.32 if len(xs) * len(ys) <= 25 else 0.2
+    cell = 0.45 if len(xs) * len(ys) <= 25 else 0.25
     width = min(ctx.config.width, 0.9 + ncols * (len(xs) * cell + 0.35))
     with mpl.rc_context(style.RC):
         fig = plots._new_figure(width, 0.5 + nrows * (len(ys) * cell + 0.45))
