@@ -100,5 +100,67 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
     return out[["trials", "failed", *metrics]].reset_index()
 
 
+#: The terminal table's header of each column, with its unit (metrics are means over ok trials).
+HEADERS = {"rho": "ρ (zCDP)", "trials": "ok trials", "failed": "failed cells", POLICY: "bound policy",
+           "mahalanobis": "mahalanobis", "frobenius": "frobenius", "mse": "mse", "wall_time": "fit time (s)"}
+#: Significant digits of every real value the terminal table prints.
+SIGNIFICANT = 4
+#: A column is printed in fixed-point while each of its non-zero magnitudes lies in this range, else in
+#: scientific notation, the whole column alike (the harness's errors span 5e-5 to 8e8: fixed-point).
+FIXED_RANGE = (1e-5, 1e12)
+
+
+def _fixed(value: float, digits: int) -> str:
+    """``value`` in fixed-point with ``digits`` significant digits (the integer part whole), thousands grouped."""
+    if value == 0:
+        return "0"
+    exponent = int(f"{value:.{digits - 1}e}".split("e")[1])  # after rounding: 9.9996 is 10.00
+    return f"{value:,.{max(0, digits - 1 - exponent)}f}"
+
+
+def format_column(values, digits: int = SIGNIFICANT) -> list[str]:
+    """Real ``values`` with ``digits`` significant digits, in one notation for the whole column.
+
+    Fixed-point (``14,012``, ``0.6131``, ``0.0002801``) while every non-zero
+    magnitude lies in :data:`FIXED_RANGE`, else scientific (``1.401e+04``,
+    ``6.131e-01``) for every value: never a mix of the two in one column.
+
+    Examples
+    --------
+    >>> format_column([14012.3, 0.61314, 0.0002801, float("nan")])
+    ['14,012', '0.6131', '0.0002801', 'NaN']
+    >>> format_column([1e-7, 0.5])
+    ['1.000e-07', '5.000e-01']
+    """
+    v = np.asarray(values, dtype=float)
+    magnitudes = np.abs(v[np.isfinite(v) & (v != 0)])
+    fixed = not magnitudes.size or (magnitudes.min() >= FIXED_RANGE[0] and magnitudes.max() < FIXED_RANGE[1])
+    return [("NaN" if np.isnan(x) else f"{x}") if not np.isfinite(x)
+            else _fixed(x, digits) if fixed else f"{x:.{digits - 1}e}" for x in v]
+
+
+def _column(name: str, values: pd.Series) -> tuple[list[str], bool]:
+    """The printed cells of one column and whether they are right-aligned (numbers) or not (names)."""
+    if name == "rho":  # a grid value: printed as given (0.0001, 10), never rounded or grouped
+        return [np.format_float_positional(float(v), trim="-") for v in values], True
+    if pd.api.types.is_integer_dtype(values):
+        return [f"{int(v):,}" for v in values], True
+    if pd.api.types.is_float_dtype(values):
+        return format_column(values), True
+    return [str(v) for v in values], False
+
+
 def format_summary(summary: pd.DataFrame) -> str:
-    return summary.to_string(index=False, float_format=lambda v: f"{v:.4g}")
+    """The terminal table of :func:`summarize`: a unit in each header, one number format per column.
+
+    Names are left-aligned and numbers right-aligned; each real metric has
+    :data:`SIGNIFICANT` significant digits (:func:`format_column`), ρ is
+    printed as given, counts as integers, times in seconds.
+    """
+    columns = []
+    for name in summary.columns:
+        cells, right = _column(name, summary[name])
+        header = HEADERS.get(name, name)
+        width = max([len(header), *map(len, cells)])
+        columns.append([(c.rjust if right else c.ljust)(width) for c in [header, *cells]])
+    return "\n".join("  ".join(row).rstrip() for row in zip(*columns))
