@@ -189,3 +189,9 @@ def test_an_installed_distribution_names_its_plugin_by_entry_point(tmp_path, mon
     assert "toy_ep" not in METHODS
     plugins.load_plugins()
     assert METHODS["toy_ep"].target == "paceggm.baselines:SSP"
+
+
+def test_a_label_or_style_without_a_target_is_refused_in_one_line(capsys):
+    code, _, err = run_cli(capsys, "show", *GRID, "datasets=[syn1]", "method=[ssp]", "+method.ssp.label=Mine")
+    assert code == 2
+    assert "method 'ssp': label only with a target" in one_error_line(err)

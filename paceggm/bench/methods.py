@@ -207,6 +207,10 @@ def entry_spec(entry: Mapping) -> MethodSpec:
     spec = method_spec(key, target=entry.get("target"), task=entry.get("task"), measures=entry.get("measures"))
     if style is None:
         return spec
+    if entry.get("target") is None:
+        given = ", ".join(f for f in STYLE_FIELDS if entry.get(f) is not None)
+        raise ValueError(f"method {key!r}: {given} only with a target (a registered method is named and drawn as "
+                         "its registry entry says)")
     base = spec.style or MethodStyle(None, None, None, None, None)
     return replace(spec, style=replace(base, **{f: getattr(style, f) for f in STYLE_FIELDS
                                               if getattr(style, f) is not None}))
