@@ -1,5 +1,5 @@
-"""The figures stage: every figure, table and the report of the publication's experiments, built only from
-the harness's tidy results tables (``runs/<experiment>/results.parquet``).
+"""The figures stage: every figure, table and the report of the publication's experiments, and of any sweep
+under its own name, built only from the harness's tidy results tables (``runs/<experiment>/results.parquet``).
 
 Entry point: ``python -m paceggm.bench.figures --runs runs`` (draws into ``runs/figures``;
 ``make figures`` redraws the committed ``figures/`` from ``figures/results``).

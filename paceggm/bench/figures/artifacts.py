@@ -6,11 +6,18 @@ dedicated recipe, then ``quick``), which rows it shows (a selection on the
 ``method`` and ``p_*`` columns), which metrics, and how it is drawn. The
 figures stage (:func:`paceggm.bench.figures.build.build_all`), the default
 sources (:data:`paceggm.bench.figures.config.DEFAULT_SOURCES`) and the tests
-all read :data:`ARTIFACTS`; adding a figure is one entry here and, if no
-drawing below fits, one drawing function.
+all read :data:`ARTIFACTS`; adding a figure is one entry here, or one call of
+:func:`register` from a user's module, and, if no drawing below fits, one
+drawing function.
+
+Two kinds of entries: the publication's, read from its recipes (built only
+where one of them is read), and those whose sources are :data:`SWEEPS`, drawn
+for every other experiment under its own name from what its grid holds
+(:mod:`paceggm.bench.figures.sweep`) into ``<out>/<experiment>/``.
 
 How it is drawn: a ``"figure"`` whose ``draw`` is a :class:`Grid` is
-:func:`paceggm.bench.figures.plots.metric_grid` with those options; a
+:func:`paceggm.bench.figures.plots.metric_grid` with those options, any other
+figure of rows ``draw(rows, ctx)`` (a matplotlib Figure); a
 ``"table"`` calls ``draw(rows, ctx)`` for its
 :class:`~paceggm.bench.figures.tables.Table` list; an entry without ``rows``
 calls ``draw(ctx, artifact)`` and fills the artifact itself: the ones made from
