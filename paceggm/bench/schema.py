@@ -13,7 +13,7 @@ table. Columns, in order:
 | preprocessing | str | paper / strict |
 | n, d | int | size of the data after preprocessing |
 | method | str | a key of the method registry (:data:`paceggm.bench.methods.METHODS`) |
-| variant | str | recipe entry + the parameters it varies: "paceggm", "paceggm[solver=pgd0]", "ssp" |
+| variant | str | recipe entry + the parameters its grid varies: "paceggm", "paceggm[solver=pgd0]", "paceggm_nocc" |
 | rho | float | zCDP budget of the cell |
 | trial | int | 0-based trial index |
 | seed | int | the cell's method seed (derived from base seed, dataset, trial, method, rho) |
@@ -45,9 +45,16 @@ parameters as canonical JSON, with the harness's ``data_scale`` when it is not 1
 and then one column ``p_<name>`` per constructor parameter that any cell of
 the table has (as benchopt names its parametrised columns): ``p_solver``,
 ``p_alpha``, ``p_use_components``, …, empty where a method has no such
-parameter. Figures group and label variants by these columns; the variant
-label is built from them by :func:`paceggm.bench.cells.variant_label` only.
-:func:`param_columns` derives them from ``params`` when a table is collected.
+parameter. :func:`param_columns` derives them from ``params`` when a table is collected.
+
+Two more stored columns name the row's variant, decided once, when its cell was
+made (:mod:`paceggm.bench.variants`): ``varies``, the parameters that differed
+from its method's defaults then (canonical JSON), and ``label``, its display
+name, ``method[k=v,…]`` over those (``"paceggm"``, ``"paceggm[use_components=False]"``).
+Summaries and figures name, select and style rows by them and the ``p_*``
+columns; rows written before they existed (every committed table) have neither,
+and are read against the defaults of that time
+(:data:`paceggm.bench.variants.DEFAULTS_OF_UNLABELLED_ROWS`).
 
 A row as its cell record stores it (not a column of the table) also holds
 ``warnings``: the Python warnings the cell raised, each distinct one
@@ -79,14 +86,17 @@ RESULT_COLUMNS = (
     "n_solves", "n_capped_solves", "max_solve_iter",
 )
 
-STORED_COLUMNS = (*RESULT_COLUMNS, "params")
+#: A row's display label and the parameters it varies (see above).
+LABEL, VARIES = "label", "varies"
+STORED_COLUMNS = (*RESULT_COLUMNS, "params", LABEL, VARIES)
 PARAM_PREFIX = "p_"
 #: The bound policy a row was computed under, and whether it is a cell of its recipe's grid (see above).
 POLICY = "bound_check"
 IN_GRID = "in_grid"
 
 
-_STR = ("experiment", "cell_key", "dataset", "preprocessing", "method", "variant", "status", "error", "params")
+_STR = ("experiment", "cell_key", "dataset", "preprocessing", "method", "variant", "status", "error", "params",
+        LABEL, VARIES)
 _COUNTS = ("n", "d", "n_measured_diag", "n_measured_offdiag", "n_rounds", "n_solves", "n_capped_solves",
            "max_solve_iter")
 _REALS = ("mahalanobis", "frobenius", "mse", "rho_spent", "wall_time", "solve_time")
