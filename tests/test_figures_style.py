@@ -8,7 +8,7 @@ import pytest
 
 from paceggm.bench import variants
 from paceggm.bench.figures import style
-from paceggm.bench.methods import METHODS, MethodSpec, MethodStyle, method_defaults, register
+from paceggm.bench.methods import METHODS, MethodSpec, MethodStyle, register
 
 
 def test_a_variant_is_named_by_the_parameters_it_varies_from_the_p_columns():
@@ -46,15 +46,19 @@ def test_hyperparameter_grid_styles_are_distinct_and_mark_the_default():
     assert len({(s.marker, s.linestyle) for s in grid}) == 3  # β by marker and line, α by colour
     ref = style.variant_style("ssp")  # the figure's reference must not look like a grid pair
     assert all(s.marker != ref.marker and s.linestyle != ref.linestyle for s in grid)
-    assert style.hyperparameter_style(0.3, 0.5).label.endswith("(default)")
+    assert style.hyperparameter_style(0.3, 0.5, default=True).label.endswith("(default)")
     assert "default" not in style.hyperparameter_style(0.1, 0.5).label
     assert style.variant_style("paceggm", {"alpha": 0.1, "beta": 0.5}).color == style.hyperparameter_style(0.1, 0.5).color
 
 
-def test_default_variant_names_the_compared_parameter():
-    default = {"newton": "Newton", "ipm": "IPM"}[method_defaults("paceggm")["solver"]]
-    assert style.variant_style("paceggm", compared=("solver",)).label == f"PACE-GGM ({default})"
-    assert style.variant_style("paceggm", compared=("use_components",)).label == "PACE-GGM (components on)"
+def test_default_variant_names_the_compared_parameter_with_the_value_its_rows_ran_with():
+    ran = {"solver": "newton", "use_components": True}
+    assert style.variant_style("paceggm", compared=("solver",), given=ran).label == "PACE-GGM (Newton)"
+    assert style.variant_style("paceggm", compared=("use_components",), given=ran).label == \
+        "PACE-GGM (components on)"
+    rows = pd.DataFrame({"method": ["paceggm"], "variant": ["paceggm"], "p_solver": ["ipm"],
+                         "label": ["paceggm"], "varies": ["{}"]})  # ipm was the default when it was made
+    assert style.variant_styles(rows, compared=("solver",))["paceggm"].label == "PACE-GGM (IPM)"
     assert style.variant_style("paceggm").label == "PACE-GGM"
     assert style.variant_style("ssp", compared=("solver",)).label == "SSP"
 

@@ -28,7 +28,11 @@ without ``key`` only adjusts a method the recipe may not select (e.g.
 
 Every combination of the grid is a *variant*, labelled ``entry[k=v,…]`` with
 the grid parameters only (the fixed ones do not distinguish anything inside
-the experiment), e.g. ``paceggm[solver=pgd0]``.
+the experiment), e.g. ``paceggm[solver=pgd0]``: the harness's own name of a
+cell (``variant``). What a cell is called in summaries and figures is decided
+here too, once: the parameters it runs with that differ from its method's
+defaults now (``varies``) and its label ``method[k=v,…]`` over them
+(:mod:`paceggm.bench.variants`), both stored with its row.
 """
 
 from __future__ import annotations
@@ -95,6 +99,9 @@ class Cell:
     # The preprocessed matrix is multiplied by this before the estimator checks (or clips) it against
     # its bound: a test of how the counts depend on the data's scale (signal) at a fixed noise level.
     data_scale: float = DEFAULT_DATA_SCALE
+    # The parameters (sorted items) that differ from the method's defaults when the cell is made: its
+    # display label's; not part of the key (a later change of a default renames nothing).
+    varies: tuple[tuple[str, Any], ...] = ()
     key: str = field(init=False)
 
     def __post_init__(self):
@@ -136,6 +143,11 @@ class Cell:
         return data_seed(self.base_seed, self.dataset, self.trial)
 
     @property
+    def label(self) -> str:
+        """The display label of the cell's row: its method and the parameters it varies."""
+        return variant_label(self.method, dict(self.varies))
+
+    @property
     def param_dict(self) -> dict:
         """The estimator's constructor parameters."""
         return dict(self.params)
@@ -144,10 +156,12 @@ class Cell:
     def recorded_params(self) -> dict:
         """What the row's ``params`` (hence its ``p_*`` columns) records: the constructor parameters,
         and ``data_scale`` when it is not 1 (so a cell with the default scale keeps its key)."""
-        out = dict(self.params)
-        if self.data_scale != DEFAULT_DATA_SCALE:
-            out[DATA_SCALE] = self.data_scale
-        return out
+        return _recorded(self.params, self.data_scale)
+
+
+def _recorded(params, data_scale: float) -> dict:
+    """See :attr:`Cell.recorded_params`."""
+    return {**dict(params), **({DATA_SCALE: data_scale} if data_scale != DEFAULT_DATA_SCALE else {})}
 
 
 # The baselines moved from a top-level package into ``paceggm.baselines`` without
@@ -173,10 +187,10 @@ def _format(value) -> str:
 
 
 def variant_label(name: str, combo: Mapping[str, Any]) -> str:
-    """``name[k=v,…]`` over the grid parameters, or ``name`` without a grid.
+    """``name[k=v,…]`` over the parameters ``combo``, or ``name`` without any.
 
-    The one builder of variant labels: the harness labels cells with it, and
-    the figures relabel variants with it from the ``p_*`` parameter columns.
+    The one builder of labels: of a recipe's variants (``entry`` and its grid)
+    and of a row's display label (its method and the parameters it varies).
 
     Examples
     --------
@@ -318,6 +332,8 @@ def expand(cfg: Mapping) -> list[Cell]:
         A malformed grid, an unknown method, or two variants that describe the
         same computation (they would share a key).
     """
+    from paceggm.bench.variants import varied  # it names rows with this module's variant_label
+
     preprocessing = cfg.get("preprocessing")
     if preprocessing not in PREPROCESSINGS:
         raise ValueError(f"preprocessing must be one of {PREPROCESSINGS}, got {preprocessing!r}")
@@ -383,10 +399,11 @@ def expand(cfg: Mapping) -> list[Cell]:
             label = variant_label(name, combo)
             check_method_params(spec, merged, where=f"method.{name}" + (f" ({label})" if combo else ""))
             frozen = tuple(sorted(merged.items()))
+            varies = tuple(varied(spec.key, _recorded(frozen, data_scale)).items())
             for ds, rho, trial in itertools.product(ds_list, rhos, trials):
                 cell = Cell(ds, preprocessing, spec.key, spec.target, spec.task, spec.measures,
                             frozen, label, rho, trial, int(base_seed), bound_check,
-                            float(test_fraction) if spec.task == "regression" else None, data_scale)
+                            float(test_fraction) if spec.task == "regression" else None, data_scale, varies)
                 if cell.key in seen:
                     raise ValueError(
                         f"variants {seen[cell.key]!r} and {label!r} describe the same computation "

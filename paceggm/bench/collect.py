@@ -40,7 +40,7 @@ def to_frame(rows: Sequence[dict], *, policies: Mapping[str, str] | None = None,
     for col in ("guarantee_holds", "converged"):
         df[col] = df[col].astype("boolean")
     for col in ("experiment", "cell_key", "dataset", "preprocessing", "method", "variant",
-                "status", "error", "params"):
+                "status", "error", "params", "label", "varies"):
         df[col] = df[col].fillna("").astype(str)
     if policies is not None:
         df[POLICY] = [str(policies.get(k, "")) for k in df["cell_key"]]

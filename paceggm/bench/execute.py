@@ -123,6 +123,8 @@ def _base_row(cell: Cell, experiment: str) -> dict:
         "n_capped_solves": None,
         "max_solve_iter": None,
         "params": canonical_json(cell.recorded_params),  # the p_* columns are built from it
+        "label": cell.label,  # the row's display name and what it varies, decided when the cell was made
+        "varies": canonical_json(dict(cell.varies)),
     }
 
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from paceggm.bench.cells import variant_label
 from paceggm.bench.schema import IN_GRID, PARAM_PREFIX, POLICY
-from paceggm.bench.variants import row_params
+from paceggm.bench.variants import row_labels
 
 KEYS = ["dataset", "variant", "rho"]
 METRICS = ["mahalanobis", "frobenius", "mse", "wall_time"]
@@ -36,7 +35,7 @@ def trial_stats(df: pd.DataFrame, metric: str, by=KEYS) -> pd.DataFrame:
 def distinct_variants(table: pd.DataFrame) -> pd.DataFrame:
     """``table`` with each ``variant`` named by its method and the parameters that differ from its defaults.
 
-    The name comes from the ``p_*`` columns (:func:`paceggm.bench.variants.label`), not from the
+    The name is the row's stored display label (:func:`paceggm.bench.variants.row_labels`), not the
     recipe's label, so a store holding one entry run with other fixed parameters
     (``method.paceggm.params.solver=ipm``) never lets it stand in for the defaults: ``paceggm``
     alone always means the method's defaults. Tables without ``p_*`` columns are returned as they are.
@@ -44,7 +43,7 @@ def distinct_variants(table: pd.DataFrame) -> pd.DataFrame:
     if table.empty or "method" not in table.columns or not any(c.startswith(PARAM_PREFIX) for c in table.columns):
         return table
     out = table.copy()
-    out["variant"] = [variant_label(m, p) for m, p in zip(table["method"], row_params(table))]
+    out["variant"] = row_labels(table)
     return out
 
 

@@ -137,6 +137,7 @@ def rebuild_cell(row: Mapping, cfg: Mapping) -> Cell:
         harness no longer describes the computation the row records).
     """
     from paceggm.bench.cells import bound_policy
+    from paceggm.bench.variants import stored_varies
 
     spec = method_spec(row["method"])
     params = json.loads(row["params"] or "{}")
@@ -146,7 +147,8 @@ def rebuild_cell(row: Mapping, cfg: Mapping) -> Cell:
     cell = Cell(row["dataset"], row["preprocessing"], spec.key, spec.target, spec.task, spec.measures,
                 tuple(sorted(params.items())), row["variant"], float(row["rho"]), int(row["trial"]),
                 int(cfg["base_seed"]), bound_policy(cfg.get("bound_check", "auto"), row["preprocessing"]),
-                float(cfg.get("test_fraction", 0.2)) if spec.task == "regression" else None, data_scale)
+                float(cfg.get("test_fraction", 0.2)) if spec.task == "regression" else None, data_scale,
+                tuple(stored_varies(row).items()))  # the row's name, as it was made
     if cell.key != row["cell_key"] or cell.seed != int(row["seed"]):
         raise ValueError(f"rebuilt key {cell.key} / seed {cell.seed} differ from the stored "
                          f"{row['cell_key']} / {row['seed']}")

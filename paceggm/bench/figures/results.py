@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from paceggm.bench.cells import bound_policy, variant_label
+from paceggm.bench.cells import bound_policy
 from paceggm.bench.schema import POLICY, RESULT_COLUMNS, guarantee_holds
 from paceggm.bench.summary import policies, strays
-from paceggm.bench.variants import row_params
+from paceggm.bench.variants import row_labels, row_params
 
 _NUMERIC = ("n", "d", "rho", "trial", "mahalanobis", "frobenius", "mse",
             "n_measured_diag", "n_measured_offdiag", "n_rounds", "rho_spent", "wall_time", "solve_time")
@@ -112,14 +112,14 @@ def _with_guarantee_columns(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def canonical_variants(df: pd.DataFrame) -> pd.DataFrame:
-    """Label every variant by what it computes, keeping the harness's label in ``variant_raw``.
+    """Name every variant by what it computes, keeping the harness's label in ``variant_raw``.
 
     The harness labels a variant by its recipe entry and grid, so the same
     computation is ``paceggm`` in ``main``, ``paceggm[alpha=0.3,beta=0.5]`` in
     ``hyperparameters`` and ``paceggm_nocc`` in ``quick`` for components off. The
-    label is rebuilt from the method and the ``p_*`` columns
-    (:func:`paceggm.bench.variants.label`: the parameters that differ from the
-    method's defaults). If two original labels would merge into one while being
+    name is the row's stored display label (:func:`paceggm.bench.variants.row_labels`:
+    its method and the parameters that differed from the method's defaults when
+    its cell was made). If two original labels would merge into one while being
     different computations of the same (data set, ρ, trial) — a difference the
     columns cannot show — both keep their original label.
     """
@@ -127,8 +127,7 @@ def canonical_variants(df: pd.DataFrame) -> pd.DataFrame:
     out["variant_raw"] = out["variant"]
     if not len(out):
         return out
-    # row_params gives each row's varied parameters (computed once per distinct row): only the name is left to format.
-    out["variant"] = [variant_label(m, p) for m, p in zip(out["method"], row_params(out))]
+    out["variant"] = row_labels(out)
     for _, g in out.groupby("variant"):
         if g["variant_raw"].nunique() > 1 and g.duplicated(["dataset", "preprocessing", "rho", "trial"]).any():
             out.loc[g.index, "variant"] = g["variant_raw"]
@@ -169,7 +168,7 @@ def select_variants(df: pd.DataFrame, *, methods=None, params: set[str] = frozen
                     plain: bool = True) -> pd.DataFrame:
     """Rows of the given methods whose parameters differ from the defaults only in ``params``.
 
-    Read from the ``method`` and ``p_*`` columns (:func:`paceggm.bench.variants.row_params`).
+    Read from what each row stores it varies (:func:`paceggm.bench.variants.row_params`).
     ``plain=False`` drops the rows run with the method's defaults.
     """
     if not len(df):

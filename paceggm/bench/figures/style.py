@@ -11,8 +11,9 @@ Figures must read in grayscale: each method differs from the others by marker
 and line style as well as by colour (Okabe–Ito colour-blind-safe palette).
 
 A *variant* is a method with the parameters that set it apart from the
-method's defaults (:mod:`paceggm.bench.variants`, read from the ``p_*``
-columns); its looks are keyed by those parameters, never by its label.
+method's defaults when its rows were made (:mod:`paceggm.bench.variants`, stored
+with the rows); its looks are keyed by those parameters and the values the rows
+ran with (``p_*``), never by its label and never by today's defaults.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ import matplotlib as mpl
 import pandas as pd
 
 from paceggm.bench.cells import variant_label
-from paceggm.bench.methods import METHODS, PALETTE, MethodStyle, method_defaults
-from paceggm.bench.variants import variants_of
+from paceggm.bench.methods import METHODS, PALETTE, MethodStyle
+from paceggm.bench.variants import NAMED_TOGETHER, variants_of
 
 #: Figure widths (inches) of a two-column paper.
 COLUMN_WIDTH = 3.3
@@ -90,7 +91,8 @@ def _params_text(params: dict) -> str:
     return ", ".join(_PARAM_LABELS.get(k, lambda v, k=k: f"{k}={v}")(v) for k, v in params.items())
 
 
-def variant_style(method: str, params: dict | None = None, *, compared: tuple[str, ...] = ()) -> MethodStyle:
+def variant_style(method: str, params: dict | None = None, *, compared: tuple[str, ...] = (),
+                  given: dict | None = None) -> MethodStyle:
     """Style of ``method`` run with the parameters ``params`` it varies from its defaults.
 
     Parameters
@@ -98,29 +100,43 @@ def variant_style(method: str, params: dict | None = None, *, compared: tuple[st
     method : str
         The results table's ``method``.
     params : dict
-        The parameters the variant varies (:func:`paceggm.bench.variants.varied`).
+        The parameters the variant varies (stored with its rows, :func:`paceggm.bench.variants.row_params`).
     compared : tuple of str
         Parameters the figure compares (e.g. ``("solver",)``); the default
-        variant's label then names the default value ("PACE-GGM (Newton)").
+        variant's label then names the value it ran with, from ``given``
+        ("PACE-GGM (Newton)").
+    given : dict, optional
+        Every parameter the variant's rows ran with (their ``p_*`` columns,
+        :func:`paceggm.bench.variants.row_values`).
     """
-    params = dict(params or {})
+    params, given = dict(params or {}), dict(given or {})
     base = method_style(method)
     if method == "paceggm" and len(params) == 1 and next(iter(params.items())) in VARIANTS:
         return VARIANTS[next(iter(params.items()))]
-    defaults = method_defaults(method)
-    if params and set(params) <= {"alpha", "beta"} and method.startswith("paceggm"):
-        a, b = params.get("alpha", defaults.get("alpha")), params.get("beta", defaults.get("beta"))
-        return replace(hyperparameter_style(a, b), label=f"{base.label} ({_params_text(params)})")
+    if params and set(params) <= set(NAMED_TOGETHER) and method.startswith("paceggm"):
+        a, b = (params.get(k, given.get(k)) for k in NAMED_TOGETHER)
+        if a is not None and b is not None:
+            return replace(hyperparameter_style(a, b), label=f"{base.label} ({_params_text(params)})")
     if not params:
-        named = [_PARAM_LABELS[c](defaults[c]) for c in compared if c in defaults and c in _PARAM_LABELS]
+        named = [_PARAM_LABELS[c](given[c]) for c in compared if c in given and c in _PARAM_LABELS]
         return replace(base, label=f"{base.label} ({', '.join(named)})") if named else base
     fb = _fallback(variant_label(method, params), base.order + 500)
     return replace(fb, label=f"{base.label} ({_params_text(params)})")
 
 
 def variant_styles(rows: pd.DataFrame, *, compared: tuple[str, ...] = ()) -> dict[str, MethodStyle]:
-    """Every ``variant`` of ``rows`` → its style, from its method and the parameters it varies."""
-    return {v: variant_style(m, p, compared=compared) for v, (m, p) in variants_of(rows).items()}
+    """Every ``variant`` of ``rows`` → its style, from its method and the parameters it varies and ran with."""
+    return {v: variant_style(m, p, compared=compared, given=g) for v, (m, p, g) in variants_of(rows).items()}
+
+
+def hyperparameter_styles(rows: pd.DataFrame) -> dict[str, MethodStyle]:
+    """PACE-GGM's (α, β) variants styled by their grid position, the default pair (varying neither) marked."""
+    styles = variant_styles(rows)
+    for v, (_, params, given) in variants_of(rows[rows["method"] == "paceggm"]).items():
+        if all(k in given for k in NAMED_TOGETHER):
+            styles[v] = hyperparameter_style(float(given["alpha"]), float(given["beta"]),
+                                             default=not set(params) & set(NAMED_TOGETHER))
+    return styles
 
 
 def look(variant: str, looks: dict[str, MethodStyle]) -> MethodStyle:
@@ -134,16 +150,15 @@ _ALPHA_COLORS = {0.1: "#FDB863", 0.3: "#E66101", 0.5: "#5E3C99"}
 _BETA_LOOK = {0.1: ("v", ":"), 0.3: ("o", "-"), 0.5: ("h", (0, (4, 1, 1, 1)))}
 
 
-def hyperparameter_style(alpha: float, beta: float) -> MethodStyle:
-    """Style of one (α, β) pair of the hyperparameter grid: colour by α, marker/line by β."""
+def hyperparameter_style(alpha: float, beta: float, *, default: bool = False) -> MethodStyle:
+    """Style of one (α, β) pair of the hyperparameter grid: colour by α, marker/line by β; ``default``
+    (the rows vary neither) says so in the label."""
     color = _ALPHA_COLORS.get(round(float(alpha), 6))
     if color is None:
         color = mpl.colormaps["viridis"](min(max(float(alpha), 0.0), 1.0))
         color = mpl.colors.to_hex(color)
     marker, line = _BETA_LOOK.get(round(float(beta), 6), ("d", "-."))
     order = 100 + int(round(float(alpha) * 100)) * 1000 + int(round(float(beta) * 100))
-    defaults = method_defaults("paceggm")
-    default = (float(alpha), float(beta)) == (defaults["alpha"], defaults["beta"])
     label = f"α={alpha:g}, β={beta:g}" + (" (default)" if default else "")
     return MethodStyle(label, color, marker, line, order)
 
