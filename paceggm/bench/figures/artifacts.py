@@ -465,8 +465,8 @@ def _sweep_words(what: str):
     return lambda ctx, labels: f"{what} vs ρ of {enumerate_labels(labels)}; {_spread(ctx)}."
 
 
-_PARAMETER_WORDS = ("Both errors (or the test MSE) and the time per trial vs ρ of the variants that differ in "
-                    "this parameter alone")
+_PARAMETER_WORDS = ("Both errors (or the test MSE) and the time per trial vs ρ of the variants that differ only "
+                    "in the parameters the title names")
 
 ARTIFACTS += [
     Spec("results", "table", "Results", "Each error, mean ± standard error over trials, per data set, variant "

@@ -225,9 +225,12 @@ def _expanded(ctx: Context, spec: Spec, exp: str) -> list[Artifact]:
         if not len(rows):
             art.skipped = f"{spec.nothing} (source `{exp}`)"
             continue
+        metrics = tuple(sweep.present(rows, spec.metrics))
+        if not metrics:
+            art.skipped = f"no ok trial with {', '.join(spec.metrics)} (source `{exp}`)"
+            continue
         one = replace(spec, name=stem, sources=(exp,), source=f"{exp}/{stem}",
-                      rows=lambda df, config, rows=rows: rows,
-                      metrics=tuple(sweep.present(rows, spec.metrics)) or spec.metrics)
+                      rows=lambda df, config, rows=rows: rows, metrics=metrics)
         _build(sub, one, art)
         # a sweep's grid is what it ran: a variant never run on a data set (a part of a composed recipe
         # with data sets of its own) is no gap; a run that failed has its rows

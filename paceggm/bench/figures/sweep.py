@@ -21,12 +21,11 @@ import matplotlib as mpl
 import numpy as np
 import pandas as pd
 
-from paceggm.bench.methods import method_defaults
 from paceggm.bench.summary import trial_stats
-from paceggm.bench.variants import NAMED_TOGETHER, row_params
+from paceggm.bench.variants import NAMED_TOGETHER, row_params, row_values
 
 from . import plots, style, tables
-from .results import datasets_by_d, dims
+from .results import _first_line, datasets_by_d, dims
 
 ERRORS = ("mahalanobis", "frobenius", "mse")
 TIMES = ("wall_time", "solve_time")
@@ -52,22 +51,20 @@ def text(v) -> str:
     return f"{v:g}" if isinstance(v, float) else str(v)
 
 
-def _values(params: pd.Series, method: str, names) -> list[tuple]:
-    """Per row of ``method``, the values of ``names`` it ran with (its defaults where it varies none)."""
-    defaults = method_defaults(method)
-    return [tuple(_value(p.get(n, defaults.get(n))) for n in names) for p in params]
+def _values(ran: pd.Series, names) -> list[tuple]:
+    """Per row, the values of ``names`` it ran with (its ``p_*`` columns, :func:`~paceggm.bench.variants.row_values`)."""
+    return [tuple(_value(p.get(n)) for n in names) for p in ran]
 
 
 def swept(df: pd.DataFrame) -> dict[str, dict[str, list]]:
     """Method → each parameter it runs with more than one value of → those values, in order."""
     if not len(df):
         return {}
-    params = row_params(df)
+    params, ran = row_params(df), row_values(df)
     out: dict[str, dict[str, list]] = {}
     for method, idx in df.groupby("method", sort=True).groups.items():
-        ps = params.loc[idx]
-        names = sorted(set().union(*ps))
-        found, values = {}, _values(ps, method, names)
+        names = sorted(set().union(*params.loc[idx]))
+        found, values = {}, _values(ran.loc[idx], names)
         for i, name in enumerate(names):
             distinct = sorted({v[i] for v in values}, key=_order)
             if len(distinct) > 1:
@@ -92,11 +89,11 @@ def _slice(df: pd.DataFrame, method: str, unit: tuple[str, ...], others: list[st
     """``method``'s rows that vary ``unit`` alone: the other swept parameters at their defaults, else at
     their most frequent values; with the values held (empty for the defaults)."""
     rows = df[df["method"] == method]
-    params = row_params(rows)
-    held = _values(params, method, others)
-    defaults = method_defaults(method)
-    at_defaults = [h == tuple(defaults.get(o) for o in others) for h in held]
-    if len(set(v for v, keep in zip(_values(params, method, unit), at_defaults) if keep)) > 1:
+    ran = row_values(rows)
+    held = _values(ran, others)
+    # at their defaults: the rows were stored varying none of them
+    at_defaults = [not set(p) & set(others) for p in row_params(rows)]
+    if len(set(v for v, keep in zip(_values(ran, unit), at_defaults) if keep)) > 1:
         return rows[at_defaults], {}
     common = Counter(held).most_common(1)[0][0]
     return rows[[h == common for h in held]], dict(zip(others, common))
@@ -113,7 +110,7 @@ def parameter_rows(df: pd.DataFrame, config=None) -> dict[str, pd.DataFrame]:
     for method, found in swept(df).items():
         for unit in units(list(found)):
             rows, held = _slice(df, method, unit, [n for n in found if n not in unit])
-            if len(set(_values(row_params(rows), method, unit))) > 1:
+            if len(set(_values(row_values(rows), unit))) > 1:
                 out[_name(method, unit, held)] = rows
     return out
 
@@ -126,7 +123,7 @@ def pair_rows(df: pd.DataFrame, config=None) -> dict[str, pd.DataFrame]:
         for i, p in enumerate(names):
             for q in names[i + 1:]:
                 rows, held = _slice(df, method, (p, q), [n for n in names if n not in (p, q)])
-                cells = set(_values(row_params(rows), method, (p, q)))
+                cells = set(_values(row_values(rows), (p, q)))
                 xs, ys = {c[0] for c in cells}, {c[1] for c in cells}
                 if len(xs) > 1 and len(ys) > 1 and len(cells) == len(xs) * len(ys):  # a whole grid
                     out[_name(method, (p, q), held)] = rows
@@ -232,7 +229,7 @@ def heatmap(rows: pd.DataFrame, ctx):
     (method, found), = swept(rows).items()
     p, q = list(found)[:2]
     xs, ys = found[p], found[q]
-    vals = _values(row_params(rows), method, (p, q))
+    vals = _values(row_values(rows), (p, q))
     cells = rows.assign(_x=[xs.index(v[0]) for v in vals], _y=[ys.index(v[1]) for v in vals])
     metrics = present(rows, ERRORS)
     datasets, rhos, d = datasets_by_d(rows), sorted(rows["rho"].unique()), dims(rows)
@@ -307,4 +304,9 @@ def describe(df: pd.DataFrame) -> list[str]:
              + f" ({len(df)} trials: {ok} ok, {len(df) - ok} failed)",
              f"- methods: {'; '.join(methods)}",
              f"- swept parameters: {'; '.join(params) if params else 'none'}"]
+    failed = df.loc[df["status"] != "ok", "error"]
+    if len(failed):  # why, once per reason: a sweep whose every trial failed has no figure to say it
+        reasons = Counter(_first_line(e) or "no error recorded" for e in failed)
+        lines.append("- failed trials: " + "; ".join(f"{n} × {r}" for r, n in reasons.most_common(3))
+                     + (f"; {len(reasons) - 3} other reasons" if len(reasons) > 3 else ""))
     return ["Its grid, as its results table holds it:", "", *lines]
