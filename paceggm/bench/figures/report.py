@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 from . import style
+from .artifacts import USER_RECIPES
 from .build import Artifact, BuildLog
 
 _KIND = {"missing": "missing (no result row)", "failed": "failed (no ok trial)",
@@ -123,6 +124,11 @@ def render_report(log: BuildLog, previous: str | None = None) -> str:
     if log.publication:
         lines += ["## The publication's artifacts", "", f"Not built: {log.publication}.", ""]
     else:
+        if log.sweeps:  # after a sweep's own sections: where the publication's part begins
+            read = sorted(k for k in log.experiments if k not in log.sweeps or k in USER_RECIPES)
+            lines += ["## The publication's artifacts", "",
+                      f"From the publication's recipes read ({', '.join(f'`{k}`' for k in read)}): its figures, "
+                      "tables and the verdicts on its statements C1–C13, which need the publication's grids.", ""]
         lines += ["## Headline", "", *headline(log), ""]
     if log.unreadable:
         lines += ["## Unreadable results tables", ""]
