@@ -14,7 +14,7 @@ from paceggm.bench import variants
 from paceggm.bench.cells import expand
 from paceggm.bench.collect import to_frame
 from paceggm.bench.execute import failed_row
-from paceggm.bench.figures import style
+from paceggm.bench.figures import style, sweep
 from paceggm.bench.figures.results import select_variants, validate_results
 from paceggm.bench.summary import distinct_variants
 
@@ -41,6 +41,8 @@ def _names(df: pd.DataFrame) -> dict:
         "hyperparameter legends": {v: s.label for v, s in style.hyperparameter_styles(shown).items()},
         "plain rows": list(select_variants(shown, methods={"paceggm"}).index),
         "solver rows": list(select_variants(shown, methods={"paceggm"}, params={"solver"}).index),
+        "swept": sweep.swept(shown),
+        "sweep figures": {k: list(v.index) for k, v in sweep.parameter_rows(shown).items()},
     }
 
 
