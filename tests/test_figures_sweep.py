@@ -11,7 +11,7 @@ from paceggm.bench.figures import FiguresConfig, build_all
 from paceggm.bench.figures.__main__ import main as cli
 from paceggm.bench.figures.artifacts import ARTIFACTS, SWEEPS, Grid, Spec
 from paceggm.bench.figures.results import validate_results
-from paceggm.bench.figures.sweep import every_row, swept
+from paceggm.bench.figures.sweep import describe, every_row, swept
 from paceggm.bench.figures.synthetic import synthetic_results
 
 SMALL = dict(datasets=("adult",), rhos=(0.1, 1.0), trials=2, fail_rate=0.0, missing_rate=0.0)
@@ -48,6 +48,16 @@ def test_the_grid_is_read_from_the_rows():
     found = swept(validate_results(_ablation()))
     assert found == {"paceggm": {"alpha": [0.1, 0.3, 0.5], "beta": [0.1, 0.3, 0.5], "solver": ["ipm", "newton"],
                                  "use_components": [False, True]}}
+
+
+def test_the_grid_says_why_trials_failed():
+    table = synthetic_results("solver", **SMALL)
+    failed = table.index[:3]
+    table.loc[failed, "status"] = "failed"
+    table.loc[failed, "error"] = "LinAlgError: not positive definite\nTraceback (most recent call last):\n"
+    lines = describe(validate_results(table))
+    assert "- failed trials: 3 × LinAlgError: not positive definite" in lines
+    assert f"({len(table)} trials: {len(table) - 3} ok, 3 failed)" in "\n".join(lines)
 
 
 def test_a_named_sweep_gets_each_metric_the_time_the_entries_and_a_figure_per_swept_parameter(ablation):
