@@ -196,6 +196,13 @@ def registered_classes() -> dict[str, list]:
     return out
 
 
+def package_methods() -> dict:
+    """The registry's entries whose class is the package's own (``paceggm…``), without a plugin's."""
+    from paceggm.bench.methods import METHODS
+
+    return {key: spec for key, spec in METHODS.items() if spec.target.split(":")[0].split(".")[0] == "paceggm"}
+
+
 def releases_only_the_diagonal(cls) -> bool:
     """Whether the registry declares that ``cls`` releases the d variances alone (``measures="diagonal"``): its
     estimate is then compared with the diagonal of the empirical covariance, not the whole matrix."""

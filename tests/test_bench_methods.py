@@ -18,7 +18,7 @@ from paceggm.bench.runner import run_sweep, store_for
 from paceggm.bench.schema import SPEND_RTOL
 from paceggm.privacy import gaussian_sigma
 
-from conftest import bounded_gaussian
+from conftest import bounded_gaussian, package_methods
 
 TINY = ["experiment=demo", "datasets=[syn1]", "rho=[1.0]", "trials=2", "preprocessing=paper",
         "loader=bench_loaders:small_loader", "progress=false", "backend.n_jobs=1"]
@@ -76,7 +76,7 @@ def test_every_registered_method_composes_from_the_registry():
 
 def test_every_method_of_the_package_has_a_style_and_distinct_order():
     # a user's method may leave its style to be derived from its key (paceggm.bench.figures.style)
-    ours = [spec for spec in METHODS.values() if spec.target.split(":")[0].split(".")[0] == "paceggm"]
+    ours = list(package_methods().values())
     orders = [spec.style.order for spec in ours]
     assert all(spec.style is not None for spec in ours)
     assert len(set(orders)) == len(orders)

@@ -68,7 +68,7 @@ def _write(folder: Path, name: str, text: str) -> Path:
 def test_a_plugin_adds_a_method_a_data_set_and_a_figure_seen_by_run_summary_and_figures(
         tmp_path, monkeypatch, capsys, registries):
     (tmp_path / "user").mkdir()  # anywhere outside the package
-    plugin = _write(tmp_path / "user", "toy_plugin.py", _example_plugin())
+    plugin = _write(tmp_path / "user", "toy_plugin_under_test.py", _example_plugin())
     monkeypatch.setenv("PACEGGM_PLUGINS", str(plugin))
     runs = tmp_path / "runs"
     grid = [*GRID, "datasets=[toy_blobs]", "method=[noisy_diagonal,ssp]", f"runs_dir={runs}"]
@@ -92,7 +92,7 @@ def test_a_plugin_adds_a_method_a_data_set_and_a_figure_seen_by_run_summary_and_
 
 
 def test_the_contract_tests_collect_a_plugins_method_without_an_edit(tmp_path):
-    plugin = _write(tmp_path, "toy_plugin.py", _example_plugin())
+    plugin = _write(tmp_path, "toy_plugin_under_test.py", _example_plugin())
     env = {**os.environ, "PACEGGM_PLUGINS": str(plugin)}
     files = ["test_sklearn_api.py", "test_privacy_api.py", "test_audit.py", "test_bench_methods.py"]
     done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
