@@ -514,6 +514,14 @@ def register(spec: Spec) -> Spec:
     >>> artifacts.ARTIFACTS[-1].name, artifacts.default_sources()["time_per_trial"]
     ('time_per_trial', ('ablation',))
     >>> artifacts.ARTIFACTS.remove(spec)
+
+    For every sweep, whatever its name, into ``<out>/<experiment>/solve_time.png``:
+
+    >>> from paceggm.bench.figures.artifacts import SWEEPS
+    >>> from paceggm.bench.figures.sweep import every_row
+    >>> spec = register(Spec("solve_time", "figure", "Solver time", "The solver's seconds per trial vs ρ.",
+    ...                      SWEEPS, every_row, ("solve_time",), Grid()))
+    >>> artifacts.ARTIFACTS.remove(spec)
     """
     if not isinstance(spec, Spec):
         raise TypeError(f"expected a paceggm.bench.figures.artifacts.Spec, got {type(spec).__name__}")
