@@ -285,13 +285,13 @@ def test_quick_recipe_runs_every_method_end_to_end(tmp_path):
     assert summary.n_failed == 0, summary.format()
     df, report = _table(cfg)
     assert not report.missing and len(df) == len(solvers) + 11
-    from paceggm.bench.methods import METHODS
+    from conftest import package_methods
 
-    assert set(df["method"]) == set(METHODS)
+    assert set(df["method"]) == set(package_methods())  # the recipe's methods: the package's, not a plugin's
     cov = df[df["mse"].isna()]
     assert np.isfinite(cov[["mahalanobis", "frobenius"]].to_numpy()).all()
     d = int(df["d"].iloc[0])
-    full = cov[cov["method"].isin([k for k, spec in METHODS.items() if spec.measures == "all"])]
+    full = cov[cov["method"].isin([k for k, spec in package_methods().items() if spec.measures == "all"])]
     assert (full["n_measured_offdiag"] == d * (d - 1) // 2).all() and (full["n_measured_diag"] == d).all()
     assert (cov.loc[cov["method"] == "diagonal", "n_measured_offdiag"] == 0).all()
     reg = df[df["method"].isin(["adassp", "paceggm_regression"])]

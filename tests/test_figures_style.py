@@ -10,6 +10,8 @@ from paceggm.bench import variants
 from paceggm.bench.figures import style
 from paceggm.bench.methods import METHODS, MethodSpec, MethodStyle, register
 
+from conftest import package_methods
+
 
 def test_a_variant_is_named_by_the_parameters_it_varies_from_the_p_columns():
     rows = pd.DataFrame({"method": ["paceggm", "paceggm", "paceggm", "ssp"],
@@ -28,7 +30,7 @@ def test_a_variant_is_named_by_the_parameters_it_varies_from_the_p_columns():
 
 def test_methods_shown_together_differ_in_marker_and_line_besides_colour():
     # grayscale: every pair of covariance methods must differ in marker AND line style
-    cov = [key for key, spec in METHODS.items() if spec.task == "covariance"]
+    cov = [key for key, spec in package_methods().items() if spec.task == "covariance"]
     assert len(cov) == 8
     for a, b in itertools.combinations(cov, 2):
         sa, sb = style.method_style(a), style.method_style(b)
