@@ -147,6 +147,11 @@ def unregister(name: str) -> None:
     _FRAMES.pop(name, None)
 
 
+def added_datasets() -> list[str]:
+    """Names of the data sets added from Python by :func:`register` (a plugin's), sorted."""
+    return sorted(_REGISTERED)
+
+
 def registered_frame(cfg: DictConfig):
     """The raw table of a data set added with a ``frame`` function, as a ``pandas.DataFrame``."""
     import numpy as np
