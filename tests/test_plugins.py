@@ -195,3 +195,20 @@ def test_a_label_or_style_without_a_target_is_refused_in_one_line(capsys):
     code, _, err = run_cli(capsys, "show", *GRID, "datasets=[syn1]", "method=[ssp]", "+method.ssp.label=Mine")
     assert code == 2
     assert "method 'ssp': label only with a target" in one_error_line(err)
+
+
+def test_the_audit_resamples_every_invocation_of_a_plugins_method(tmp_path, registries):
+    # the invocation audit records the mechanisms a plugin's own module calls (not only the package's), so the
+    # method's row has power and its control at twice the claim is caught
+    from paceggm.bench import plugins
+    from paceggm.bench.audit import cases
+    from paceggm.bench.audit.report import audit_case
+    from paceggm.bench.methods import METHODS
+
+    plugins.load_plugins([str(_write(tmp_path, "toy_plugin_under_test.py", _example_plugin()))], env=False,
+                         entry_points=False)
+    correct, broken = cases._invocation_cases(METHODS["noisy_diagonal"])
+    row = audit_case(correct, 40_000, power_reps=0)
+    assert row.ok and 0 < row.rho_lower <= row.claimed_rho, row
+    row = audit_case(broken, 40_000, power_reps=0)
+    assert row.ok and row.verdict == "caught", row
