@@ -212,3 +212,18 @@ def test_the_audit_resamples_every_invocation_of_a_plugins_method(tmp_path, regi
     assert row.ok and 0 < row.rho_lower <= row.claimed_rho, row
     row = audit_case(broken, 40_000, power_reps=0)
     assert row.ok and row.verdict == "caught", row
+
+
+def test_a_plugin_named_on_the_command_line_is_found_in_the_working_directory(tmp_path, monkeypatch, capsys,
+                                                                             registries):
+    _write(tmp_path, "toy_plugin_here.py", """\
+        from paceggm.bench.methods import MethodSpec, register
+
+        register(MethodSpec("toy_here", "paceggm.baselines:SSP", measures="all"))
+        """)
+    monkeypatch.chdir(tmp_path)  # the console script's path holds its own folder, not this one
+    monkeypatch.delenv("PACEGGM_PLUGINS", raising=False)
+    code, out, err = run_cli(capsys, "show", *GRID, "datasets=[syn1]", "loader=bench_loaders:small_loader",
+                             "plugins=[toy_plugin_here]", "method=[toy_here]")
+    assert code == 0, err
+    assert out.rstrip().endswith("# 4 cells")

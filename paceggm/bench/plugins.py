@@ -7,8 +7,8 @@ A *plugin* is any Python module that, when imported, registers what it adds:
 in the package or the tests is edited: the harness imports the plugins before
 it reads a registry, from three places, in this order:
 
-* ``$PACEGGM_PLUGINS``: comma-separated module names (importable from the
-  working directory or the path) or paths of ``.py`` files;
+* ``$PACEGGM_PLUGINS``: comma-separated module names (importable, or a
+  ``<name>.py`` in the working directory) or paths of ``.py`` files;
 * the config key ``plugins`` (``conf/config.yaml``, a recipe, or the command
   line: ``plugins=[my_methods]``), read for ``run``, ``collect``, ``show``,
   ``summary`` and ``prune`` before the config is composed;
@@ -59,7 +59,10 @@ def loaded() -> dict[str, str]:
 
 
 def _where_it_failed(exc: BaseException) -> str:
-    frames = traceback.extract_tb(exc.__traceback__)
+    """`` (file:line)`` of the plugin's own line that raised, or nothing (the module was not found)."""
+    machinery = (__file__, importlib.__file__)
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if not f.filename.startswith("<frozen") and f.filename not in machinery]
     return f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
 
 
@@ -77,7 +80,21 @@ def _import_file(path: Path, origin: str):
     return module
 
 
+def _in_working_directory(name: str) -> bool:
+    """``name`` is no importable module but ``./name.py`` exists (a console script's path lacks the working directory)."""
+    import importlib.util
+
+    if not name.isidentifier() or not (Path.cwd() / f"{name}.py").is_file():
+        return False
+    try:
+        return importlib.util.find_spec(name) is None
+    except (ImportError, ValueError):
+        return True
+
+
 def _import(name: str, origin: str):
+    if _in_working_directory(name):
+        name = str(Path.cwd() / f"{name}.py")
     is_file = name.endswith(".py") or os.sep in name or "/" in name
     key = str(Path(name).expanduser().resolve()) if is_file else name
     if key in _LOADED:
