@@ -116,7 +116,7 @@ def test_publish_refuses_a_grid_cell_recording_another_policy(demo_store, tmp_pa
     assert code == 1 and "not published: 1 stored cells of the grid record another bound policy (clip)" in out
     assert not (tmp_path / "pub").exists()
     code, out, _ = run_cli(capsys, "summary", *DEMO, f"runs_dir={runs}")
-    assert code == 0 and "bound_check" in out.splitlines()[0] and " clip " in out
+    assert code == 0 and "bound policy" in out.splitlines()[0] and " clip " in out
 
 
 # ---------------------------------------------------------------- a planted cell outside the grid
