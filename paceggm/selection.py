@@ -209,7 +209,9 @@ class PrivateGridSearch(PrivateEstimator):
         check_bound(bound, d=d)
         for est in fits:  # data a candidate would refuse are refused before anything is paid
             if est.bound_check == "raise":
-                enforce_bound(arr, float(est.bound), "raise")
+                # and values within rounding of its bound are clipped here, so a callable scoring
+                # never sees a hold-out row beyond the bound its sensitivity assumes
+                arr = enforce_bound(arr, float(est.bound), "raise")
         noise = check_noise(self.estimator.noise)
         rng = check_random_state(self.random_state)
         # Exact noise, unseeded, is a real release: every fit's and the selection's bits come from secrets.

@@ -108,3 +108,15 @@ def test_the_function_and_the_search_accept_the_scaler_s_output_too(monkeypatch)
     assert np.abs(seen[0]).max() == 1.0
     search = PrivateGridSearch(PACEGGM(), {"alpha": [0.1, 0.3]}, rho=1.0, random_state=0).fit(Z)
     assert search.rho_spent_ <= 1.0
+
+
+def test_a_callable_scoring_sees_hold_out_rows_clipped_to_the_bound():
+    Z, seen = _scaled(), []
+
+    def score(est, X_hold, y_hold):
+        seen.append(np.abs(X_hold).max())
+        return 0.0
+
+    PrivateGridSearch(PACEGGM(), {"alpha": [0.1, 0.3]}, rho=1.0, scoring=score, score_sensitivity=1.0,
+                      random_state=0).fit(Z)
+    assert seen and max(seen) <= 1.0
