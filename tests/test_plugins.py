@@ -23,7 +23,7 @@ DOC = TESTS.parent / "docs" / "extending.md"
 def _example_plugin() -> str:
     """The user's module docs/extending.md shows (its one home): a private covariance estimator (each variance
     with Gaussian noise at ρ/d and its exact sensitivity B²/n, charged under the purpose the privacy audit knows
-    for one released variance), a data set built by a function, and a figure of the run named toy_run."""
+    for one released variance), a data set built by a function, and a figure drawn for every sweep."""
     if not DOC.is_file():  # a release (the sdist's tests) carries no docs/
         pytest.skip("no docs/extending.md beside the tests")
     blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.S)
@@ -84,9 +84,9 @@ def test_a_plugin_adds_a_method_a_data_set_and_a_figure_seen_by_run_summary_and_
     code, out, err = run_cli(capsys, "figures", "--runs", str(runs), "--out", str(tmp_path / "figures"),
                              "--formats", "png")
     assert code == 0, err
-    assert "built   toy_time from toy_run" in out
-    assert (tmp_path / "figures" / "toy_time.png").stat().st_size > 0
-    report = (tmp_path / "figures" / "REPORT.md").read_text(encoding="utf-8")
+    assert "built   toy_run/toy_time from toy_run" in out
+    assert (tmp_path / "figures" / "toy_run" / "toy_time.png").stat().st_size > 0
+    report = "\n".join(p.read_text(encoding="utf-8") for p in (tmp_path / "figures").rglob("REPORT.md"))
     # the toy figure's words list its legend: the toy method under its display name
     assert "Whole-fit time per trial vs rho of SSP, Noisy diagonal." in report
 
