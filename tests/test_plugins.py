@@ -227,3 +227,21 @@ def test_a_plugin_named_on_the_command_line_is_found_in_the_working_directory(tm
                              "plugins=[toy_plugin_here]", "method=[toy_here]")
     assert code == 0, err
     assert out.rstrip().endswith("# 4 cells")
+
+
+def test_a_plugin_method_whose_releases_bypass_the_recorded_mechanisms_is_not_audited(tmp_path, registries):
+    # its own noise (here none at all) leaves the invocation audit nothing to test: that is a failing row,
+    # never "no violation found"
+    from paceggm.bench import plugins
+    from paceggm.bench.audit import cases
+    from paceggm.bench.audit.report import audit_case
+    from paceggm.bench.methods import METHODS
+
+    source = _example_plugin()
+    call = "noisy[j], _ = gaussian_mechanism("
+    assert call in source
+    source = source.replace(call, "noisy[j], _ = (lambda v, **kw: (v, None))(")
+    plugins.load_plugins([str(_write(tmp_path, "toy_plugin_unrecorded.py", source))], env=False, entry_points=False)
+    correct, _ = cases._invocation_cases(METHODS["noisy_diagonal"])
+    row = audit_case(correct, 1000, power_reps=0)
+    assert row.verdict == "NOT AUDITED" and not row.ok, row

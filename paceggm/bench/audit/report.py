@@ -65,7 +65,17 @@ class AuditRow:
                 + (f"; UNPAID: {list(f.unpaid)}" if f.unpaid else ""))
 
     @property
+    def unaudited(self) -> bool:
+        """An invocation case of which no release was sampled: nothing was tested, so nothing is vouched for.
+
+        A method whose releases bypass the recorded mechanisms (its own noise, or none) lands here.
+        """
+        return self.fit is not None and not self.fit.audits and not self.fit.exceeded
+
+    @property
     def verdict(self) -> str:
+        if self.unaudited:
+            return "NOT AUDITED"
         if self.case.broken:
             return "caught" if self.exceeded else "NOT CAUGHT"
         return "VIOLATION" if self.exceeded else "no violation found"
@@ -73,7 +83,7 @@ class AuditRow:
     @property
     def ok(self) -> bool:
         """What the audit expects: broken controls caught, the project's mechanisms not."""
-        return self.exceeded == self.case.broken
+        return not self.unaudited and self.exceeded == self.case.broken
 
 
 def exceeds_claim(case: AuditCase, bound: AuditBound) -> bool:
