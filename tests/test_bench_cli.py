@@ -528,3 +528,10 @@ def test_an_offline_run_says_per_data_set_what_is_missing_and_where_to_put_it(tm
             "$PACEGGM_DATA_DIR / data_dir=… at the folder holding it") in out
     assert ("9 cells of madeline: no local copy (only on OpenML); OpenML 41144: ConnectionError. To fix: download "
             "OpenML 41144 once with network access") in out
+
+
+@pytest.mark.parametrize("name", ["../x", "a/b", "a\\b", ".hidden", "figures", "tables", "results"])
+def test_a_sweep_name_that_leaves_its_folder_or_takes_the_figures_own_is_refused(tmp_path, capsys, name):
+    code, out, err = run_cli(capsys, "run", "experiment=demo", f"name={name}", f"runs_dir={tmp_path}")
+    assert code == 2 and "the experiment name" in one_error_line(err) and repr(name) in err
+    assert not any(tmp_path.iterdir())

@@ -74,10 +74,18 @@ def resolve_loader(spec: str | None) -> Callable:
         raise ValueError(f"cannot import the data-set loader {spec!r}: {exc}") from exc
 
 
+#: Folders the figures stage writes beside the sweeps' own (``<out>/<name>/``, and ``runs/figures`` by
+#: default beside ``runs/<name>/``): a sweep of one of these names would mix its files with theirs.
+RESERVED_NAMES = ("figures", "tables", "results")
+
+
 def store_for(cfg: Mapping) -> RunStore:
     name = cfg.get("name")
-    if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+    if not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith("."):
         raise ValueError(f"the experiment name must be a plain non-empty string, got {name!r}")
+    if name in RESERVED_NAMES:
+        raise ValueError(f"the experiment name {name!r} is the figures stage's own folder; choose another "
+                         f"(reserved: {', '.join(RESERVED_NAMES)})")
     runs_dir = Path(cfg.get("runs_dir") or "runs")
     for folder in (runs_dir, runs_dir / name):
         if folder.exists() and not folder.is_dir():
