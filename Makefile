@@ -179,7 +179,8 @@ verify: install
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.verify $(VERIFY_ARGS)
 
 # --- mutation testing (mutmut, in the dev extra): the privacy package, PACE-GGM's round loop, the private
-# parameter search (paceggm/selection.py) and the harness's budget check, each mutant against the tests that
+# parameter search (paceggm/selection.py), the coordinate-bound check (paceggm._validation.enforce_bound)
+# and the harness's budget check, each mutant against the tests that
 # cover it ([tool.mutmut] in pyproject.toml);
 # then each mutant mutmut's forked runs timed out on or never reached again, in a fresh interpreter
 # (.ci/mutation_fresh.py: the accountant's tests start worker pools, which a forked run can hang); then
@@ -188,7 +189,7 @@ verify: install
 # function, and the round loop's reach most of the estimator's tests); a rerun resumes (.ci/mutation_run.py runs only the mutants
 # not yet decided; mutmut itself resets those of functions whose code changed). After adding tests, retest the
 # survivors by name (.venv/bin/python .ci/mutation_fresh.py --names NAME...) or delete mutants/ to start over.
-MUTATION_SCOPE := "paceggm.privacy.*" "paceggm.estimator.x__run__*" "paceggm.selection.*" "paceggm.bench.execute.x_check_spent__*"
+MUTATION_SCOPE := "paceggm.privacy.*" "paceggm.estimator.x__run__*" "paceggm.selection.*" "paceggm._validation.x_enforce_bound__*" "paceggm.bench.execute.x_check_spent__*"
 .PHONY: mutation
 mutation: install
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) .ci/mutation_run.py --max-children 2 $(MUTATION_SCOPE)

@@ -60,7 +60,8 @@ def diff_line(name: str) -> str:
 INTRO = [
     "`make mutation` runs [mutmut](https://github.com/boxed/mutmut) over the privacy package",
     "(`paceggm/privacy/`), PACE-GGM's round loop (`paceggm.estimator._run`), the private parameter search",
-    "(`paceggm/selection.py`) and the harness's budget check (`paceggm.bench.execute.check_spent`); each",
+    "(`paceggm/selection.py`), the coordinate-bound check (`paceggm._validation.enforce_bound`) and the",
+    "harness's budget check (`paceggm.bench.execute.check_spent`); each",
     "mutant is run against the tests that cover it (the selection is `[tool.mutmut]` in `pyproject.toml`),",
     "and this file is regenerated from the results. A survivor is either equivalent (no test can tell it",
     "apart: the reason is given) or a gap a test should close.",
