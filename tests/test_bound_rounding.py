@@ -6,6 +6,7 @@ bound (the same map for every data set: the guarantee holds), never passed on.
 """
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from sklearn.preprocessing import MinMaxScaler
 
 from paceggm import PACEGGM, PrivateGridSearch, pace_ggm
 from paceggm._validation import BOUND_ULPS, enforce_bound
+from paceggm.exceptions import PrivacyLeakWarning
 
 from conftest import ALL, REGRESSION
 
@@ -120,3 +122,34 @@ def test_a_callable_scoring_sees_hold_out_rows_clipped_to_the_bound():
     PrivateGridSearch(PACEGGM(), {"alpha": [0.1, 0.3]}, rho=1.0, scoring=score, score_sensitivity=1.0,
                       random_state=0).fit(Z)
     assert seen and max(seen) <= 1.0
+
+
+def test_the_refusal_names_the_data_the_allowance_and_the_remedies():
+    beyond = np.array([[0.5, 1.0 + 1e-9, 0.0]])
+    message = (r"^values of X lie outside \[-bound, bound\] = \[-1\.0, 1\.0\] by more than rounding \(4 ulps\); rescale the data "
+               r"\(MinMaxScaler\(feature_range=\(-bound, bound\), clip=True\)\), pass bound_check='clip' to clip them, "
+               r"or bound_check='waive' to skip the check \(voids the privacy guarantee\)$")
+    with pytest.raises(ValueError, match=message):
+        pace_ggm(np.vstack([_scaled(), beyond]), rho=1.0, random_state=0)  # the function names its data X too
+    with pytest.raises(ValueError, match=message.replace("X", "y")):
+        enforce_bound(beyond, 1.0, "raise", name="y")
+
+
+@pytest.mark.parametrize("policy", ["raise", "clip"])
+def test_checking_and_clipping_warn_of_nothing(policy):
+    X = np.array([[0.5, 1.0 + 2 * EPS, -3.0 if policy == "clip" else -1.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # not a PrivacyLeakWarning, nor a library's deprecation
+        np.testing.assert_array_equal(enforce_bound(X, 1.0, policy), [[0.5, 1.0, -1.0]])
+
+
+def test_waiving_warns_once_at_the_caller_s_line():
+    Z = _scaled() * 1.5
+    waive = r"^bound_check='waive': the data are not checked against the declared bound, so the privacy " \
+            r"guarantee does not hold if any value lies outside \[-bound, bound\]$"
+    with pytest.warns(PrivacyLeakWarning, match=waive) as record:
+        pace_ggm(Z, rho=1.0, bound_check="waive", random_state=0)
+    with pytest.warns(PrivacyLeakWarning, match=waive) as record_fit:
+        PACEGGM(rho=1.0, bound_check="waive", random_state=0).fit(Z)
+    for warned in (record, record_fit):
+        assert [(w.filename, w.category) for w in warned] == [(__file__, PrivacyLeakWarning)]
