@@ -76,7 +76,7 @@ def test_a_named_sweep_gets_each_metric_the_time_the_entries_and_a_figure_per_sw
     # the publication's artifacts: not built, said once
     assert not (out / "tables").exists() and not (out / "main_comparison.png").exists()
     said = [line for line in printed.splitlines() if "publication" in line]
-    assert len(said) == 1 and said[0].startswith("not built: ") and "publication's recipes only" in said[0]
+    assert len(said) == 1 and said[0].startswith("not built: ") and "only from the publication's recipes" in said[0]
     assert not [line for line in printed.splitlines() if line.startswith("skipped")]
 
 

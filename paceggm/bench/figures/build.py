@@ -285,8 +285,8 @@ def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = 
                 log.artifacts += _expanded(ctx, spec, exp)
     if tables_ and not _publication(config) & set(tables_):
         log.publication = ("the publication's figures, tables and verdicts on its statements C1–C13 are built "
-                           f"for the publication's recipes only ({', '.join(sorted(_publication(config)))}); "
-                           "none was read")
+                           "only from the publication's recipes and the demo that exercises them "
+                           f"({', '.join(sorted(_publication(config)))}); none was read")
     for spec in specs:
         if spec.sources == table_of_artifacts.SWEEPS or (
                 log.publication and spec.name in table_of_artifacts.PUBLICATION_ARTIFACTS):
