@@ -53,6 +53,7 @@ def _check_one_log(tmp_path, capsys, *backend):
     console = out + err
     said = [ln.strip() for ln in console.splitlines() if "Warning" in ln or ln.strip().startswith("warnings")]
     assert said == [f"warnings: 4 (PrivacyLeakWarning 4); each is in {log} and the record of the cell that raised it"]
+    assert out.rstrip().splitlines()[-1] == said[0]  # the run's last line, after the collected table's
     assert LEAK not in console and "\r" not in console  # no warning text, no bar frames (not a terminal)
     assert [ln for ln in err.splitlines() if ln.startswith("demo: ")][-1].startswith("demo: 4/4 cells (100%)")
     text = log.read_text()

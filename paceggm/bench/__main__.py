@@ -326,12 +326,15 @@ def _job(command: str, overrides: list[str], *, print_cfg: bool, publish_to: str
         return _summary(cfg, cells)
     if command == "prune":
         return _prune(cfg, **prune)
-    status = 0
-    if command == "run":
-        summary = run_sweep(cfg, overrides=overrides)
-        print(summary.format())
-        status = summary.exit_status
-    return max(status, _collect(cfg, cells, publish_to=publish_to))
+    if command != "run":
+        return _collect(cfg, cells, publish_to=publish_to)
+    summary = run_sweep(cfg, overrides=overrides)
+    print(summary.format(warnings=False))
+    status = max(summary.exit_status, _collect(cfg, cells, publish_to=publish_to))
+    said = summary.warnings_said()
+    if said is not None:  # last, where a console's reader looks
+        print(said)
+    return status
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -243,7 +243,12 @@ class SweepSummary:
         """0 when no cell failed (cells waiting for unavailable data are not failures), else 1."""
         return 1 if self.n_failed else 0
 
-    def format(self) -> str:
+    def warnings_said(self) -> str | None:
+        """The console's one line about the run's warnings (None when there were none)."""
+        return warnings_line(self.warnings, log_path=self.log_path, in_cells=self.n_cell_warnings > 0)
+
+    def format(self, *, warnings: bool = True) -> str:
+        """The run's console report; ``warnings=False`` leaves its warnings line to the caller, to print last."""
         reused = f"reused: {self.n_reused} | " if self.n_reused else ""
         unavailable = f"unavailable: {self.n_unavailable} | " if self.unavailable else ""
         lines = [
@@ -275,7 +280,7 @@ class SweepSummary:
                 lines.append(f"    … and {len(by_cause) - _MAX_CAUSES} more causes")
         if self.log_path is not None:
             lines.append(f"  log: {self.log_path}")
-        said = warnings_line(self.warnings, log_path=self.log_path, in_cells=self.n_cell_warnings > 0)
+        said = self.warnings_said() if warnings else None
         if said is not None:
             lines.append(f"  {said}")
         return "\n".join(lines)
