@@ -267,6 +267,38 @@ def test_no_band_and_errorbars_for_regression():
     assert fig.axes[0].get_yscale() == "log" and fig.axes[0].get_xscale() == "log"
 
 
+@pytest.mark.parametrize("spread", ["minmax", "sd", "none"])
+def test_error_bars_follow_the_spread_too(spread):
+    df = validate_results(synthetic_results("regression", datasets=("pol",), rhos=(0.1, 1.0), trials=3,
+                                            fail_rate=0.0, missing_rate=0.0))
+    fig = plots.metric_grid(df, datasets=["pol"], variants=["adassp"], metrics=["mse"], rhos=[0.1, 1.0],
+                            dims={"pol": 27}, errorbars=True, spread=spread)
+    (bars,) = fig.axes[0].containers
+    ends = np.sort(np.concatenate([seg[:, 1] for col in bars.lines[2] for seg in col.get_segments()] or [[]]))
+    g = df[df["variant"] == "adassp"].groupby("rho")["mse"]
+    want = {"minmax": [g.min(), g.max()], "sd": [g.mean() - g.std(ddof=1), g.mean() + g.std(ddof=1)],
+            "none": []}[spread]
+    assert np.allclose(ends, np.sort(np.concatenate([w.to_numpy() for w in want])) if want else [], rtol=1e-12)
+
+
+def test_a_spread_asked_for_reaches_the_figures_that_have_their_own(tmp_path):
+    runs = tmp_path / "runs"
+    (runs / "quick").mkdir(parents=True)
+    shutil.copy(HARNESS_QUICK, runs / "quick" / "results.parquet")
+    own = [a for a in EVERY_ARTIFACT if a.name in ("hyperparameters", "regression")]
+
+    def captions(config):
+        log = build_all(runs, tmp_path / (config.spread or "own"), config, experiments=["quick"], artifacts=own)
+        return {a.name: a.description for a in log.artifacts}
+
+    default = captions(FiguresConfig(formats=("png",)))
+    assert "line: mean over trials (ten overlapping bands" in default["hyperparameters"]
+    assert "bars: ±1 standard error" in default["regression"]
+    asked = captions(FiguresConfig(formats=("png",), spread="sd"))
+    assert "band: ±1 standard deviation" in asked["hyperparameters"]
+    assert "bars: ±1 standard deviation" in asked["regression"]
+
+
 def test_column_width_wraps_panels_and_keeps_the_print_size():
     df = validate_results(synthetic_results("main", datasets=("adult", "ibm", "spambase", "pol"),
                                             rhos=(0.1, 1.0), trials=2))

@@ -53,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--preprocessing", default=defaults.preprocessing,
                    help="preprocessing shown when a table holds several")
     p.add_argument("--spread", choices=SPREADS, default=defaults.spread,
-                   help="band around the mean over trials")
+                   help="band (or error bars) around the mean over trials, in every figure (default: each "
+                        "figure's own: min–max; none in the (α, β) figure; ±1 SE bars in the regression's)")
     p.add_argument("--formats", type=_names, default=defaults.formats)
     p.add_argument("--width", type=float, default=defaults.width,
                    help="figure width in inches at print size (7 = full width, 3.3 = one column)")

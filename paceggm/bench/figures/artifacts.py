@@ -191,7 +191,7 @@ def enumerate_labels(labels: list[str]) -> str:
 
 
 def _spread(ctx) -> str:
-    return plots.spread_caption(ctx.config.spread)
+    return plots.spread_caption(ctx.config.spread_for())
 
 
 def _hp_styles(rows: pd.DataFrame) -> dict[str, style.MethodStyle]:
@@ -223,7 +223,7 @@ def _regression_words(ctx, labels) -> str:
             "(mean over trials; `references.csv`)." if references_file(ctx.runs, "regression").is_file() else
             "no reference lines (no `references.csv` beside these results).")
     return (f"Test MSE vs ρ of {enumerate_labels(labels)} (linear regression; PACE-GGM's from its covariance "
-            f"of [X, y]); points: mean over trials, bars: ±1 standard error; " + refs)
+            f"of [X, y]); {plots.spread_caption(ctx.config.spread_for('sem'), bars=True)}; " + refs)
 
 
 def _solver_ratios(rows, ctx):
@@ -290,7 +290,8 @@ def _every_method_words(words: str):
 def _hp_words(ctx, labels):
     return (f"Both errors vs ρ for every (α, β) in the grid (colour: α, marker and line: β) with "
             f"{style.method_style(ctx.config.hyperparameter_reference).label} as reference; "
-            f"{plots.spread_caption('none')} (ten overlapping bands would hide the lines).")
+            + (f"{plots.spread_caption('none')} (ten overlapping bands would hide the lines)."
+               if ctx.config.spread in (None, "none") else f"{plots.spread_caption(ctx.config.spread)}."))
 
 
 #: Every artifact, in the order of the report. Drawn where its rows are found; skipped (with why) where not.
@@ -323,7 +324,7 @@ ARTIFACTS: list[Spec] = [
          ("hyperparameters", "quick"), hyperparameter_rows, ERRORS,
          Grid(datasets=_hp_datasets, styles=_hp_styles, spread="none")),
     Spec("regression", "figure", "Linear regression", _regression_words, ("regression", "quick"),
-         regression_rows, ("mse",), Grid(errorbars=True, references=regression_references)),
+         regression_rows, ("mse",), Grid(errorbars=True, spread="sem", references=regression_references)),
     Spec("measurements", "table", "Measured entries",
          "Mean number of covariance entries PACE-GGM measures per trial, written d + off-diagonal, per data set "
          "and ρ (as in the publication).", ("measurements", "main", "quick", "demo"), paceggm_rows(),

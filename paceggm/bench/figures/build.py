@@ -169,7 +169,7 @@ def _figure(ctx: Context, spec: Spec, art: Artifact) -> None:
                 if v in variants or v not in set(rows["method"])]
     metrics = sweep.present(rows, spec.metrics) if grid.present_only else list(spec.metrics)
     fig = plots.metric_grid(rows, datasets=datasets, variants=variants, metrics=metrics,
-                            rhos=sorted(rows["rho"].unique()), dims=dims(rows), spread=grid.spread or config.spread,
+                            rhos=sorted(rows["rho"].unique()), dims=dims(rows), spread=config.spread_for(grid.spread),
                             compared=compared, errorbars=grid.errorbars, max_columns=config.max_columns,
                             styles=grid.styles(rows) if grid.styles else None, width=config.width,
                             references=grid.references(ctx, exp, prep) if grid.references else None,

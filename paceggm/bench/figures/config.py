@@ -21,6 +21,7 @@ MAIN_DATASETS = ("adult", "life_expectancy", "ibm", "bank32nh", "spambase")
 DEFAULT_SOURCES = default_sources()
 
 SPREADS = ("minmax", "sd", "sem", "none")
+DEFAULT_SPREAD = "minmax"  # the band of a figure that asks for none of its own
 
 
 @dataclass(frozen=True)
@@ -40,9 +41,11 @@ class FiguresConfig:
         Method drawn, with its default parameters, as reference in the (α, β) figure.
     preprocessing : str
         Preprocessing to show when a results table holds several.
-    spread : {"minmax", "sd", "sem", "none"}
-        Band around the mean over trials: min–max, ±1 standard deviation,
-        ±1 standard error, or none.
+    spread : {"minmax", "sd", "sem", "none"} or None
+        Band (or error bars) around the mean over trials in every figure: min–max,
+        ±1 standard deviation, ±1 standard error, or none. ``None``: each figure's
+        own (:meth:`spread_for`): min–max, but none in the (α, β) figure (its ten
+        bands would hide the lines) and ±1 standard error as the regression's bars.
     formats : tuple of str
         File formats of every figure.
     max_columns : int
@@ -60,14 +63,18 @@ class FiguresConfig:
     hyperparameter_datasets: tuple[str, ...] | None = MAIN_DATASETS
     hyperparameter_reference: str = "ssp"
     preprocessing: str = "paper"
-    spread: str = "minmax"
+    spread: str | None = None
     formats: tuple[str, ...] = ("pdf", "png")
     max_columns: int = 7
     width: float = FULL_WIDTH
     sources: dict = field(default_factory=lambda: dict(DEFAULT_SOURCES))
 
+    def spread_for(self, own: str | None = None) -> str:
+        """The spread a figure draws: the one asked for, else the figure's ``own``, else min–max."""
+        return self.spread or own or DEFAULT_SPREAD
+
     def __post_init__(self):
-        if self.spread not in SPREADS:
+        if self.spread is not None and self.spread not in SPREADS:
             raise ValueError(f"spread must be one of {SPREADS}, got {self.spread!r}")
         bad = [f for f in self.formats if f not in ("pdf", "png", "svg")]
         if bad or not self.formats:

@@ -37,13 +37,12 @@ def _band(stats: pd.DataFrame, spread: str) -> tuple[np.ndarray, np.ndarray] | N
     return mean - width, mean + width
 
 
-def spread_caption(spread: str) -> str:
-    return {
-        "minmax": "line: mean over trials; band: min–max over trials",
-        "sd": "line: mean over trials; band: ±1 standard deviation",
-        "sem": "line: mean over trials; band: ±1 standard error",
-        "none": "line: mean over trials",
-    }[spread]
+def spread_caption(spread: str, *, bars: bool = False) -> str:
+    """What a figure's line and band (or, ``bars=True``, its points and error bars) show."""
+    what = {"minmax": "min–max over trials", "sd": "±1 standard deviation", "sem": "±1 standard error"}
+    if bars:
+        return "points: mean over trials" + (f", bars: {what[spread]}" if spread in what else "")
+    return "line: mean over trials" + (f"; band: {what[spread]}" if spread in what else "")
 
 
 def _decade_xticks(ax, rhos: np.ndarray, step: int = 2) -> None:
@@ -119,8 +118,8 @@ def metric_grid(df: pd.DataFrame, *, datasets: list[str], variants: list[str], m
     """Metric vs ρ on log–log axes; columns = ``datasets``, rows = ``metrics``.
 
     With more than ``max_columns`` data sets the columns wrap onto further
-    blocks of ``len(metrics)`` rows. ``errorbars=True`` draws mean ± standard
-    error as error bars instead of a band (the regression figure), the variants
+    blocks of ``len(metrics)`` rows. ``errorbars=True`` draws the ``spread`` as
+    error bars instead of a band (the regression figure), the variants
     side by side at each ρ and the y axis fitted to the data rather than to whole
     decades, so bars of a few per cent stay visible. ``references`` maps a data set
     to ``{label: value}``: horizontal lines (e.g. predicting 0, non-private OLS)
@@ -201,8 +200,14 @@ def metric_grid(df: pd.DataFrame, *, datasets: list[str], variants: list[str], m
 def _draw_variant(ax, x, sub, st: style.MethodStyle, spread: str, offset: float | None) -> None:
     """One variant's means on one panel: a line with its band, or (``offset`` given) error bars."""
     if offset is not None:
+        if spread == "sem":
+            yerr = sub["sem"].fillna(0.0)
+        else:
+            band = _band(sub, spread)
+            mean = sub["mean"].to_numpy()
+            yerr = None if band is None else np.nan_to_num(np.vstack([mean - band[0], band[1] - mean]))
         # a twentieth of a decade apart per position
-        ax.errorbar(x * 10 ** (0.05 * offset), sub["mean"], yerr=sub["sem"].fillna(0.0),
+        ax.errorbar(x * 10 ** (0.05 * offset), sub["mean"], yerr=yerr,
                     color=st.color, marker=st.marker, linestyle=st.linestyle, capsize=1.8,
                     elinewidth=0.8, markersize=2.6, markerfacecolor="white", zorder=3)
         return

@@ -195,7 +195,7 @@ _SPREAD_TEXT = {"sd": "±1 standard deviation", "sem": "±1 standard error", "mi
 
 
 def heatmap_words(ctx, labels) -> str:
-    spread = ctx.config.spread
+    spread = ctx.config.spread_for()
     second = f"; second line: {_SPREAD_TEXT[spread]}" if spread in _SPREAD_TEXT else ""
     return ("Each error over the grid of the two parameters, one panel per data set (with its metric) and ρ; "
             f"colour (log scale, per panel) and number: mean over trials{second}; framed: the panel's "
@@ -233,7 +233,7 @@ def heatmap(rows: pd.DataFrame, ctx):
     cells = rows.assign(_x=[xs.index(v[0]) for v in vals], _y=[ys.index(v[1]) for v in vals])
     metrics = present(rows, ERRORS)
     datasets, rhos, d = datasets_by_d(rows), sorted(rows["rho"].unique()), dims(rows)
-    spread = ctx.config.spread
+    spread = ctx.config.spread_for()
     nrows, ncols = len(datasets) * len(metrics), len(rhos)
     cell = 0.45 if len(xs) * len(ys) <= 25 else 0.25
     width = min(ctx.config.width, 0.9 + ncols * (len(xs) * cell + 0.35))
