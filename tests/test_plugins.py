@@ -55,7 +55,7 @@ def registries():
         current.update(before)
     sys.path[:] = saved[5]
     for name in set(sys.modules) - saved[6]:
-        if name.startswith(("toy_plugin", "toy_target")):
+        if name.startswith(("toy_plugin", "toy_target", "my_plugin")):
             del sys.modules[name]
 
 
@@ -245,3 +245,36 @@ def test_a_plugin_method_whose_releases_bypass_the_recorded_mechanisms_is_not_au
     correct, _ = cases._invocation_cases(METHODS["noisy_diagonal"])
     row = audit_case(correct, 1000, power_reps=0)
     assert row.verdict == "NOT AUDITED" and not row.ok, row
+
+
+def test_the_readme_s_routes_are_the_working_ones(tmp_path, registries):
+    # README shows a plugin registering a method and a figure, and a data set's YAML file: the same routes,
+    # taken as written (with the example's class from docs/extending.md), register and load
+    import numpy as np
+    import pandas as pd
+    from omegaconf import OmegaConf
+
+    from paceggm.bench import plugins
+    from paceggm.bench.data import load_dataset
+    from paceggm.bench.data.registry import register
+    from paceggm.bench.figures.artifacts import ARTIFACTS, SWEEPS
+    from paceggm.bench.methods import METHODS, resolve
+
+    readme = (TESTS.parent / "README.md").read_text(encoding="utf-8")
+    (code,) = [b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S) if b.startswith("# my_plugin.py")]
+    (entry,) = re.findall(r"```yaml\n(.*?)```", readme, flags=re.S)
+    example = _example_plugin()
+    head, cls = example[:example.index("class NoisyDiagonal")], example[example.index("class NoisyDiagonal"):]
+    cls = cls[:cls.index("register_method(")]
+    plugins.load_plugins([str(_write(tmp_path, "my_plugin.py", head + cls + "\n" + code))], env=False,
+                         entry_points=False)
+    assert resolve(METHODS["noisy_diagonal"]).__name__ == "NoisyDiagonal"
+    assert METHODS["noisy_diagonal"].style.label == "Noisy diagonal"
+    assert [a.sources for a in ARTIFACTS if a.name == "my_time"] == [SWEEPS]
+
+    fields = OmegaConf.to_container(OmegaConf.create(entry))
+    z = np.random.default_rng(0).normal(size=(300, 2))
+    pd.DataFrame({"a": z[:, 0], "b": z[:, 1], "c": z[:, 0] + z[:, 1], "d": z[:, 0] - z[:, 1]}).to_csv(
+        tmp_path / fields["raw"]["files"][0], index=False)
+    register(fields.pop("name"), **fields)
+    assert load_dataset("my_data", preprocessing="strict", data_dir=tmp_path).X.shape == (300, 4)
