@@ -457,3 +457,8 @@ CASES += EXACT_NOISE_CASES
 from .search_cases import SEARCH_CASES  # noqa: E402
 
 CASES += SEARCH_CASES
+
+# The published Wishart mechanism (not private) and a private release of its query: their own module.
+from .wishart_cases import WISHART_CASES  # noqa: E402
+
+CASES += WISHART_CASES
