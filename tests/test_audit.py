@@ -155,9 +155,10 @@ def test_neighbours_differ_in_exactly_one_record():
 
 BROKEN = {"gaussian_half_noise", "exponential_half_sensitivity", "pace_ggm_measure_sensitivity_half",
           "pace_ggm_noise_sigma_half", "pace_ggm_select_sensitivity_half", "pace_ggm_select_epsilon_double",
-          "baseline_ssp_noise_sigma_half", "baseline_ssptight_noise_sigma_half", "baseline_gausscov_noise_sigma_half"}
+          "baseline_ssp_noise_sigma_half", "baseline_ssptight_noise_sigma_half", "baseline_gausscov_noise_sigma_half",
+          "wishart_published"}
 CORRECT = {"gaussian", "exponential", "pace_ggm", "adaptivecov_threshold", "pace_ggm_measure", "pace_ggm_select",
-           "baseline_ssp", "baseline_ssptight", "baseline_gausscov"}
+           "baseline_ssp", "baseline_ssptight", "baseline_gausscov", "wishart_query_laplace"}
 
 
 def test_the_small_audit_covers_every_mechanism_and_broken_control():
@@ -191,6 +192,64 @@ def test_small_audit_finds_no_violation_and_catches_every_broken_control(case):
     else:
         assert row.rho_lower <= row.claimed_rho
         assert row.rho_lower > 0  # the test has power: the mechanism is told apart from its neighbour
+
+
+# --- the published Wishart mechanism: a negative control from the literature --------------------
+
+def _wishart_case(name):
+    return next(c for c in CASES if c.name == name)
+
+
+def test_the_wishart_release_is_the_published_algorithm_and_the_laplace_release_its_private_rival():
+    from paceggm.bench.audit.wishart_cases import laplace_release, wishart_release
+
+    X = _wishart_case("wishart_published").inputs[0]
+    n, d = X.shape
+    A, c, b = X.T @ X / n, 3.0 / (2.0 * n * 1.0), (d + 1) / n  # C = 3/(2nε)·I; Laplace scale (d+1)/(nε)
+    rng = np.random.default_rng(0)
+    noise = np.array([wishart_release(X, rng) - A for _ in range(20_000)])
+    assert np.linalg.eigvalsh(noise).min() >= -1e-12  # Wishart noise is positive semi-definite
+    # Wishart_d(k, cI): mean kcI, Var W_jj = 2kc², Var W_jk = kc² (k = d + 1); 6 standard errors
+    np.testing.assert_allclose(noise.mean(axis=0), (d + 1) * c * np.eye(d), atol=6 * math.sqrt(2 * (d + 1) * c**2 / 20_000))
+    assert noise[:, 0, 1].var() == pytest.approx((d + 1) * c**2, rel=0.05)
+    noise = np.array([laplace_release(X, rng) - A for _ in range(20_000)])
+    np.testing.assert_array_equal(noise, noise.transpose(0, 2, 1))
+    assert noise[:, 0, 0].var() == pytest.approx(2 * b**2, rel=0.05) and noise[:, 0, 1].var() == pytest.approx(2 * b**2, rel=0.05)
+
+
+def test_the_wishart_statistic_is_never_negative_on_d_and_negative_on_d_prime_with_the_predicted_probability():
+    from scipy.stats import chi2
+
+    case = _wishart_case("wishart_published")
+    on_d, on_d_prime = draw(case, 0, 4000), draw(case, 1, 4000)
+    assert on_d.min() >= 0.0  # W₁₁ of a Wishart: the release never falls below A(D) along e₁
+    d = case.inputs[0].shape[1]
+    p = chi2.cdf(2.0 * case.epsilon / 3.0, d + 1)  # P[(3/(2nε))·χ²_{d+1} < 1/n]
+    assert binom.cdf(np.count_nonzero(on_d_prime < 0), 4000, p) == pytest.approx(0.5, abs=0.499)
+
+
+def test_the_published_wishart_mechanism_is_caught_with_few_draws_and_at_any_noise_scale():
+    from paceggm.bench.audit.wishart_cases import _along_e1, wishart_release
+
+    case = _wishart_case("wishart_published")
+    row = audit_case(case, 3000, power_reps=0)
+    assert row.verdict == "caught" and row.bound.epsilon > 2 * case.epsilon and row.bound.k_q == 0
+    # No calibration mends it: ten times the noise, claimed as 0.1-DP, is caught as well.
+    tenfold = dataclasses.replace(case, name="wishart_tenfold_noise", rho=0.1**2 / 2, epsilon=0.1,
+                                  run=_along_e1(lambda X, rng: wishart_release(X, rng, epsilon=0.1)))
+    assert audit_case(tenfold, 8000, power_reps=0).verdict == "caught"  # P[s < 0 on D'] = P[χ²₃ < 1/15] ≈ 0.005
+
+
+def test_the_same_statistic_finds_no_violation_in_a_private_release_of_the_same_query_and_sees_a_broken_one():
+    from paceggm.bench.audit.wishart_cases import _along_e1, laplace_release
+
+    case = _wishart_case("wishart_query_laplace")
+    row = audit_case(case, power_reps=0)  # its full draws
+    assert row.verdict == "no violation found" and 0 < row.bound.epsilon <= case.epsilon
+    # The statistic has the power to see a Laplace release with too little noise (a tenth: ε 10× the claim).
+    thin = dataclasses.replace(case, name="laplace_tenth_noise", broken=True,
+                               run=_along_e1(lambda X, rng: laplace_release(X, rng, epsilon=10.0)))
+    assert audit_case(thin, 4000, power_reps=0).verdict == "caught"
 
 
 # --- the invocation audit ----------------------------------------------------------------------

@@ -55,8 +55,12 @@ its selection sensitivity halved, or its selection's ε doubled; SSP, SSPTight a
 every noise σ halved. The fits that catch them put almost all of ρ on the release the mutation
 touches (one round: α = 0.05 and β = 0.1 for the measurement, β = 0.95 for the selection, on
 neighbours that move the measured entry by its full sensitivity, or two selection scores up and two
-down). Invocation rows: every registered method (and PACE-GGM with the row sampler, and centred on
-its private mean) at its default configuration, with a control whose true ρ is twice its claim:
+down). One broken control is a published mechanism, not a mutation of ours: the Wishart mechanism
+(Jiang, Xie and Zhang, AAAI 2016), claimed ε-DP, whose positive semi-definite noise never lets the
+release fall below XᵀX/n of its own data along e₁ while a neighbour's falls below it with positive
+probability (an unbounded likelihood ratio); the Laplace mechanism on the same query, read by the same
+statistic, is the row beside it. Invocation rows: every registered method (and PACE-GGM with the row
+sampler, and centred on its private mean) at its default configuration, with a control whose true ρ is twice its claim:
 every ε times sqrt(2) and every Gaussian σ times 1/sqrt(2) — 1/2 for SSP, SSPProjected and GaussCov,
 whose sensitivity is sqrt(2) times the truth at d = 2, and 1/(2 sqrt(2)) for DiagonalOnly, whose
 2B²/n is twice a variance's true B²/n — so that the fit's most exactly calibrated release loses twice
