@@ -5,7 +5,10 @@ interface (``fit(X)`` → ``covariance_``, ``rho_spent_``, ``ledger_``):
 
 * :class:`SSP`, :class:`SSPProjected`, :class:`SSPTight` — Gaussian mechanism on Σ(X);
 * :class:`DiagonalOnly` — the variances only;
-* :class:`GaussCov`, :class:`SeparateCov`, :class:`AdaptiveCov` — Dong, Liang & Yi (2022).
+* :class:`GaussCov`, :class:`SeparateCov`, :class:`AdaptiveCov` — Dong, Liang & Yi (2022);
+* :class:`SSPGraphicalLasso`, :class:`SSPThreshold` — SSP, then the graphical lasso or thresholding at the
+  noise level;
+* :class:`FixedPatternMaxEnt` — a fixed band measured and completed as PACE-GGM completes its entries.
 
 Regression estimators (``fit(X, y)``, ``coef_``, ``intercept_``, ``predict``):
 
@@ -15,17 +18,23 @@ Regression estimators (``fit(X, y)``, ``coef_``, ``intercept_``, ``predict``):
 
 from .diagonal import DiagonalOnly
 from .dong_liang_yi import AdaptiveCov, GaussCov, SeparateCov
+from .fixed_pattern import FixedPatternMaxEnt
 from .regression import AdaSSP, PACEGGMRegression
 from .ssp import SSP, SSPProjected, SSPTight
+from .ssp_glasso import SSPGraphicalLasso
+from .ssp_threshold import SSPThreshold
 
 __all__ = [
     "AdaSSP",
     "AdaptiveCov",
     "DiagonalOnly",
+    "FixedPatternMaxEnt",
     "GaussCov",
     "PACEGGMRegression",
     "SSP",
+    "SSPGraphicalLasso",
     "SSPProjected",
+    "SSPThreshold",
     "SSPTight",
     "SeparateCov",
 ]
