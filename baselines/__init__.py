@@ -6,6 +6,7 @@ interface (``fit(X)`` → ``covariance_``, ``rho_spent_``, ``ledger_``):
 * :class:`SSP`, :class:`SSPProjected`, :class:`SSPTight` — Gaussian mechanism on Σ(X);
 * :class:`DiagonalOnly` — the variances only;
 * :class:`GaussCov`, :class:`SeparateCov`, :class:`AdaptiveCov` — Dong, Liang & Yi (2022);
+* :class:`CoinPress` — Biswas, Dong, Kamath & Ullman (2020);
 * :class:`SSPGraphicalLasso`, :class:`SSPThreshold` — SSP, then the graphical lasso or thresholding at the
   noise level;
 * :class:`FixedPatternMaxEnt` — a fixed band measured and completed as PACE-GGM completes its entries.
@@ -16,6 +17,7 @@ Regression estimators (``fit(X, y)``, ``coef_``, ``intercept_``, ``predict``):
 * :class:`PACEGGMRegression` — least squares from PACE-GGM's covariance of ``[X, y]``.
 """
 
+from .coinpress import CoinPress
 from .diagonal import DiagonalOnly
 from .dong_liang_yi import AdaptiveCov, GaussCov, SeparateCov
 from .fixed_pattern import FixedPatternMaxEnt
@@ -27,6 +29,7 @@ from .ssp_threshold import SSPThreshold
 __all__ = [
     "AdaSSP",
     "AdaptiveCov",
+    "CoinPress",
     "DiagonalOnly",
     "FixedPatternMaxEnt",
     "GaussCov",
