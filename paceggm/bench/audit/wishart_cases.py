@@ -3,7 +3,7 @@
 Jiang, Xie and Zhang, "Wishart Mechanism for Differentially Private Principal
 Components Analysis" (AAAI 2016; arXiv:1511.05680), Algorithm 1: for rows
 with ``‖x‖₂ ≤ 1``, release ``Â = A + W`` with ``A = XᵀX/n`` and
-``W ~ Wishart_d(d + 1, C)``, ``C = 3/(2nε)·I``; their Theorem 1 claims ε-DP.
+``W ~ Wishart_d(d + 1, C)``, ``C = 3/(2nε)·I``; their privacy theorem claims ε-DP.
 It is not private at any ε (Amin et al., NeurIPS 2019, §1.2; diffprivlib
 deprecated and then removed its implementation for this reason). The noise is
 positive semi-definite, so every release on ``D`` satisfies ``Â ⪰ A(D)``;
@@ -25,7 +25,8 @@ limit, far above any claim.
 The same query and statistic under a private release — the Laplace mechanism
 on the ``d(d+1)/2`` entries of ``A``'s upper triangle at the same ε, their
 ℓ₁ sensitivity ``(d + 1)/n`` (``Σ_{i≤j}|x_i x_j| = (‖x‖₁² + ‖x‖₂²)/2 ≤ (d + 1)/2``
-for one row) — is the row that shows the statistic raises no false alarm.
+for one row, and a replaced row removes one and adds one) — is the row that
+shows the statistic raises no false alarm.
 
 Implemented here only: never a method of the harness.
 """
