@@ -294,14 +294,15 @@ _AUDITED_BASELINES = {SSP: 20_000, SSPTight: 5000, GaussCov: 20_000}
 # invocation (paceggm.bench.audit.invocations), so a fit at its default configuration, whose budget
 # is spread over many releases, is audited at every one of them. Each method also has a control
 # whose noise makes its true ρ twice its claim: "twice" is against the truth, so a method whose
-# sensitivity is conservative gets less noise still. SSP, SSPProjected and GaussCov calibrate to
-# sqrt(2)× the true sensitivity of their release at d = 2 (σ/2 makes them 2×), DiagonalOnly to 2×
-# that of a variance (σ/(2 sqrt 2)); the others' most exactly calibrated release (an off-diagonal
+# sensitivity is conservative gets less noise still. SSP, SSPProjected, GaussCov and CoinPress (at each
+# step) calibrate to sqrt(2)× the true sensitivity of their release at d = 2 (σ/2 makes them 2×),
+# DiagonalOnly to 2× that of a variance (σ/(2 sqrt 2)); the others' most exactly calibrated release (an off-diagonal
 # entry, the trace, the eigenvalues, Xᵀy) is at 2× with σ/sqrt(2). Every exponential mechanism and
 # sparse vector gets ε·sqrt(2) (2× in zCDP terms).
 
 _PACEGGM_DRAWS, _BASELINE_DRAWS = 100_000, 200_000
-_SIGMA_AT_TWICE = {"ssp": 0.5, "ssp_projected": 0.5, "gausscov": 0.5, "diagonal": 0.5 / math.sqrt(2.0)}
+_SIGMA_AT_TWICE = {"ssp": 0.5, "ssp_projected": 0.5, "gausscov": 0.5, "coinpress": 0.5,
+                   "diagonal": 0.5 / math.sqrt(2.0)}
 
 
 def _times(factor):

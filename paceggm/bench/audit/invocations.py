@@ -174,9 +174,13 @@ def _second_moment(X):
 
 def _unit_rows(X, bound: float, radius: float = 1.0):
     """Dong, Liang & Yi's rows: ``X / (sqrt(d) B)``, then clipped to ℓ2 norm ``radius``."""
-    Z = X / (math.sqrt(X.shape[1]) * bound)
-    norms = np.linalg.norm(Z, axis=1)
-    return Z * np.minimum(1.0, radius / np.maximum(norms, 1e-300))[:, None]
+    return _clipped(X / (math.sqrt(X.shape[1]) * bound), radius)
+
+
+def _clipped(W, radius: float):
+    """Rows of ``W`` scaled onto the ℓ2 ball of ``radius`` (those inside it unchanged)."""
+    norms = np.linalg.norm(W, axis=1)
+    return W * np.minimum(1.0, radius / np.maximum(norms, 1e-300))[:, None]
 
 
 @dataclass(frozen=True)
@@ -228,6 +232,11 @@ def resolve(inv: Invocation, fitted, bound: float, count: int, data_view: Callab
         radius = getattr(fitted, "radius_", None)
         r = 1.0 if radius is None else radius / (math.sqrt(fitted.n_features_in_) * bound)
         return Query(f"unit-eig{r!r}", lambda X: np.linalg.eigvalsh(_second_moment(_unit_rows(X, bound, r)))[::-1])
+    if purpose == "coinpress: whitened clipped second moment":
+        # Step `count`'s whitener and radius come from the earlier releases only (recorded on the fit).
+        A, radius = fitted.whiteners_[count], fitted.radii_[count]
+        return Query(f"coinpress{count}", lambda X: _second_moment(_clipped(view(X) @ A.T, radius))[
+            np.triu_indices(X.shape[1])])
     if purpose == "adaptivecov: trace":
         return Query("unit-trace", lambda X: np.trace(_second_moment(_unit_rows(X, bound))))
     if purpose == "ridge: smallest eigenvalue":
