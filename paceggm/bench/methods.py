@@ -153,6 +153,8 @@ METHODS: dict[str, MethodSpec] = {
                    style=MethodStyle("GaussCov", PALETTE["orange"], "v", (0, (1, 1)), 21)),
         MethodSpec("separatecov", "paceggm.baselines:SeparateCov", "covariance", "all",
                    style=MethodStyle("SeparateCov", PALETTE["yellow"], "<", (0, (4, 2, 1, 2)), 22)),
+        MethodSpec("coinpress", "paceggm.baselines:CoinPress", "covariance", "all",
+                   style=MethodStyle("CoinPress", PALETTE["black"], "h", (0, (6, 2)), 23)),
         MethodSpec("diagonal", "paceggm.baselines:DiagonalOnly", "covariance", "diagonal",
                    style=MethodStyle("Diagonal only", PALETTE["grey"], "x", ":", 30)),
         MethodSpec("adassp", "paceggm.baselines:AdaSSP", "regression", "none",
