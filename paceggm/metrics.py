@@ -165,17 +165,33 @@ def mahalanobis_error(*, cov_true, cov_pred, rcond: float = 1e-10) -> float:
 GAP_TOL = 1e-8
 
 
+def unique_top_eigenspace(cov, k: int) -> bool:
+    """Whether the symmetrised ``cov`` has a unique top-``k`` eigenspace: a gap above ``GAP_TOL · max|λ|`` at ``k``.
+
+    ``k`` must satisfy ``1 <= k < d``; :func:`subspace_error` refuses a truth without one.
+
+    Examples
+    --------
+    >>> unique_top_eigenspace(np.diag([3.0, 1.0, 1.0]), 1), unique_top_eigenspace(np.diag([3.0, 1.0, 1.0]), 2)
+    (True, False)
+    """
+    cov = np.asarray(cov, dtype=float)
+    return _has_gap(np.linalg.eigvalsh(0.5 * (cov + cov.T)), k)
+
+
+def _has_gap(vals: np.ndarray, k: int) -> bool:
+    """``vals`` ascending: the k-th and (k+1)-th largest differ by more than GAP_TOL · max|λ|."""
+    return bool(vals[-k] - vals[-k - 1] > GAP_TOL * np.abs(vals).max())
+
+
 def _top_eigenspace(cov: np.ndarray, k: int, *, name: str, unique: bool) -> np.ndarray:
     """Orthonormal basis (d, k) of the eigenvectors of the ``k`` largest eigenvalues of the symmetrised ``cov``."""
     vals, vecs = np.linalg.eigh(0.5 * (cov + cov.T))  # ascending
-    if unique:
-        top = np.abs(vals).max()
-        gap = vals[-k] - vals[-k - 1]
-        if not gap > GAP_TOL * top:
-            raise ValueError(
-                f"{name} has no unique top-{k} eigenspace: its eigenvalues {k} and {k + 1} tie "
-                f"({vals[-k]:.6g} and {vals[-k - 1]:.6g}); choose a k at a gap of its spectrum"
-            )
+    if unique and not _has_gap(vals, k):
+        raise ValueError(
+            f"{name} has no unique top-{k} eigenspace: its eigenvalues {k} and {k + 1} tie "
+            f"({vals[-k]:.6g} and {vals[-k - 1]:.6g}); choose a k at a gap of its spectrum"
+        )
     return vecs[:, -k:]
 
 
@@ -263,6 +279,20 @@ def _partial_correlations(omega: np.ndarray) -> np.ndarray:
     return out
 
 
+def support_edges(precision, threshold: float = SUPPORT_TOL) -> np.ndarray:
+    """The graph of a precision matrix: its pairs ``i < j`` whose ``|Ω_ij| / √|Ω_ii Ω_jj|`` exceeds ``threshold``.
+
+    Returns a boolean array over the ``d(d − 1)/2`` pairs of ``numpy.triu_indices(d, 1)``.
+
+    Examples
+    --------
+    >>> support_edges(np.array([[2.0, -1.0, 0.0], [-1.0, 2.0, -1.0], [0.0, -1.0, 2.0]])).tolist()
+    [True, False, True]
+    """
+    omega = np.asarray(precision, dtype=float)
+    return _partial_correlations(omega)[np.triu_indices(omega.shape[0], 1)] > threshold
+
+
 def _fraction(num: int, den: int) -> float:
     return 1.0 if den == 0 else num / den
 
@@ -323,9 +353,8 @@ def support_recovery(*, precision_true, precision_pred, threshold: float = SUPPO
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.integer, np.floating)) \
             or not 0.0 <= float(threshold) < np.inf:
         raise ValueError(f"threshold must be a finite number >= 0, got {threshold!r}")
-    upper = np.triu(np.ones(tru.shape, dtype=bool), k=1)
-    true_edges = _partial_correlations(tru)[upper] > SUPPORT_TOL
-    pred_edges = _partial_correlations(est)[upper] > float(threshold)
+    true_edges = support_edges(tru)
+    pred_edges = support_edges(est, float(threshold))
     hits = int(np.sum(true_edges & pred_edges))
     precision = _fraction(hits, int(pred_edges.sum()))
     recall = _fraction(hits, int(true_edges.sum()))

@@ -57,7 +57,8 @@ from paceggm.bench.seeds import data_seed, method_seed, stable_hash
 
 __all__ = ["Cell", "bound_policy", "check_target", "expand", "grid_id", "variant_label"]
 
-PREPROCESSINGS = ("paper", "strict")
+# none: rows as drawn (populations with a known Σ, paceggm.bench.data.populations); the bound is then checked
+PREPROCESSINGS = ("paper", "strict", "none")
 DEFAULT_TEST_FRACTION = 0.2
 #: The config key (and recorded parameter, ``p_data_scale``) of the factor applied to the preprocessed data.
 DATA_SCALE = "data_scale"

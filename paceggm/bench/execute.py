@@ -8,6 +8,7 @@ sweep, and the row is retried on the next run.
 from __future__ import annotations
 
 import math
+import sys
 import time
 import traceback
 from dataclasses import asdict, dataclass, replace
@@ -19,13 +20,20 @@ from paceggm.bench.cells import Cell, bound_policy
 from paceggm.bench.fitted import read_fit
 from paceggm.bench.methods import method_spec, resolve
 from paceggm.bench.runlog import captured_warnings
-from paceggm.bench.schema import SPEND_RTOL, STORED_COLUMNS, guarantee_holds
+from paceggm.bench.schema import SPEND_RTOL, STORED_COLUMNS, SUBSPACE_KS, TASK_COLUMNS, guarantee_holds
 from paceggm.bench.seeds import canonical_json, seed_sequence
-from paceggm.metrics import frobenius_error, mahalanobis_error
+from paceggm.metrics import (
+    frobenius_error,
+    mahalanobis_error,
+    subspace_error,
+    support_edges,
+    support_recovery,
+    unique_top_eigenspace,
+)
 
-__all__ = ["COLUMNS", "CellData", "prepare_data", "run_cell", "failed_row", "scaled"]
+__all__ = ["COLUMNS", "CellData", "prepare_data", "run_cell", "failed_row", "scaled", "task_metrics"]
 
-COLUMNS = STORED_COLUMNS  # the stored results table (paceggm.bench.schema)
+COLUMNS = (*STORED_COLUMNS, *TASK_COLUMNS)  # the stored results table (paceggm.bench.schema)
 
 
 @dataclass(frozen=True)
@@ -41,6 +49,11 @@ class CellData:
     features: np.ndarray | None = None
     target: np.ndarray | None = None
     target_error: str | None = None  # why there is no regression target
+    # The population's Σ and Ω where the data were drawn from a known one (paceggm.bench.data.populations),
+    # in the units of X: the targets of the *_pop and support_* columns. Clipping (bound_check="clip") is
+    # not reflected: they are the unclipped distribution's.
+    population: np.ndarray | None = None
+    population_precision: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -76,11 +89,34 @@ def prepare_data(dataset, *, name: str, preprocessing: str, bound_check: str, ne
         except Exception as exc:  # recorded in the regression cells of this data set
             target_error = f"data set {name!r} has no usable regression target: {type(exc).__name__}: {exc}"
             features = target = None
+    population, precision = (None, None) if drop_target else _population(dataset, name, preprocessing)
     return CellData(
         dataset=name, preprocessing=preprocessing, X=X, truth=X.T @ X / X.shape[0],
         bound=float(dataset.bound), bound_check=bound_policy(bound_check, preprocessing),
         features=features, target=target, target_error=target_error,
+        population=population, population_precision=precision,
     )
+
+
+def _population(dataset, name: str, preprocessing: str) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """``(Σ, Ω)`` of the population ``dataset`` was drawn from, where known; else ``(None, None)``.
+
+    A loaded record's own ``covariance`` (synthetic data, ``Dataset.covariance``), else a population
+    registered under ``name`` (:func:`paceggm.bench.data.populations.population_of`) when the rows are
+    unscaled (``none``): ``paper`` and ``strict`` rescale each column by its sample range.
+    """
+    cov = getattr(dataset, "covariance", None)
+    if cov is not None:
+        cov = aligned_copy(cov)
+        return cov, np.linalg.pinv(cov, hermitian=True)
+    # only a process that loaded the module (a recipe's plugin) can have registered a population
+    populations = sys.modules.get("paceggm.bench.data.populations")
+    found = populations.population_of(name) if populations is not None and preprocessing == "none" else None
+    if found is None:
+        return None, None
+    if found.covariance.shape != (dataset.X.shape[1],) * 2:
+        raise ValueError(f"data set {name!r}: {dataset.X.shape[1]} columns, its population has {found.d}")
+    return aligned_copy(found.covariance), aligned_copy(found.precision)
 
 
 def _without_outcome(dataset, X: np.ndarray, *, name: str, need_target: bool) -> np.ndarray:
@@ -125,6 +161,7 @@ def _base_row(cell: Cell, experiment: str) -> dict:
         "params": canonical_json(cell.recorded_params),  # the p_* columns are built from it
         "label": cell.label,  # the row's display name and what it varies, decided when the cell was made
         "varies": canonical_json(dict(cell.varies)),
+        **dict.fromkeys(TASK_COLUMNS, math.nan),
     }
 
 
@@ -155,6 +192,8 @@ def scaled(data: CellData, factor: float) -> CellData:
         return data
     X = aligned_copy(factor * data.X)
     out = {"X": X, "truth": X.T @ X / X.shape[0]}
+    if data.population is not None:
+        out.update(population=factor**2 * data.population, population_precision=data.population_precision / factor**2)
     if data.features is not None:
         out.update(features=aligned_copy(factor * data.features), target=aligned_copy(factor * data.target))
     return replace(data, **out)
@@ -186,8 +225,41 @@ def _fit_and_measure(cell: Cell, data: CellData, row: dict, test_fraction: float
         cov = np.asarray(est.covariance_, dtype=float)
         row["mahalanobis"] = mahalanobis_error(cov_true=data.truth, cov_pred=cov)
         row["frobenius"] = frobenius_error(cov_true=data.truth, cov_pred=cov)
+        row.update(task_metrics(data, est, cov))
     check_spent(fit.rho_spent, cell.rho)
     row.update(asdict(fit))
+
+
+def _subspace(truth: np.ndarray, cov: np.ndarray, k: int) -> float:
+    """:func:`subspace_error` at ``k``; NaN where the truth has no unique top-k eigenspace (``k >= d``, a tie)."""
+    if k >= truth.shape[0] or not unique_top_eigenspace(truth, k):
+        return math.nan
+    return subspace_error(cov_true=truth, cov_pred=cov, k=k)
+
+
+def task_metrics(data: CellData, est, cov: np.ndarray) -> dict:
+    """The :data:`~paceggm.bench.schema.TASK_COLUMNS` of a covariance cell whose release is ``cov``.
+
+    The subspace errors against ``XᵀX/n``; where the population is known, the errors against its
+    ``Σ`` and the support recovery of the release's precision (the estimator's ``precision_``, else
+    the pseudo-inverse of ``cov``) against its ``Ω``, unless ``Ω``'s graph is complete (NaN: there
+    is no missing edge to find).
+    """
+    out = {f"subspace_k{k}": _subspace(data.truth, cov, k) for k in SUBSPACE_KS}
+    if data.population is None:
+        return out
+    pop = data.population
+    out["mahalanobis_pop"] = mahalanobis_error(cov_true=pop, cov_pred=cov)
+    out["frobenius_pop"] = frobenius_error(cov_true=pop, cov_pred=cov)
+    out.update({f"subspace_k{k}_pop": _subspace(pop, cov, k) for k in SUBSPACE_KS})
+    if support_edges(data.population_precision).all():
+        # a complete graph (a dense Ω: spiked): every claimed edge is true, and F1 would measure density
+        return out
+    released = getattr(est, "precision_", None)
+    released = np.linalg.pinv(cov, hermitian=True) if released is None else np.asarray(released, dtype=float)
+    found = support_recovery(precision_true=data.population_precision, precision_pred=released)
+    out.update(support_precision=found.precision, support_recall=found.recall, support_f1=found.f1)
+    return out
 
 
 def check_spent(rho_spent: float, rho: float) -> None:
@@ -216,7 +288,7 @@ def run_cell(cell: Cell, data: CellData, *, experiment: str, test_fraction: floa
                 _fit_and_measure(cell, data, row, test_fraction)
         except Exception:
             row.update(status="failed", error=traceback.format_exc(), mahalanobis=math.nan,
-                       frobenius=math.nan, mse=math.nan)
+                       frobenius=math.nan, mse=math.nan, **dict.fromkeys(TASK_COLUMNS, math.nan))
         else:
             row["status"] = "ok"
     row["warnings"] = caught  # travels back with the row, whatever process ran it (paceggm.bench.runlog)

@@ -10,7 +10,7 @@ table. Columns, in order:
 | experiment | str | recipe name: main, measurements, runtime, solver, components, hyperparameters, regression, quick, demo |
 | cell_key | str | stable hash of the cell's canonical description |
 | dataset | str | data-set key (e.g. adult, breast_cancer_sklearn) |
-| preprocessing | str | paper / strict |
+| preprocessing | str | paper / strict / none (populations: rows as drawn) |
 | n, d | int | size of the data after preprocessing |
 | method | str | a key of the method registry (:data:`paceggm.bench.methods.METHODS`) |
 | variant | str | recipe entry + the parameters its grid varies: "paceggm", "paceggm[solver=pgd0]", "paceggm_nocc" |
@@ -38,6 +38,26 @@ Tables written before these two columns existed are read with ``guarantee_holds`
 derived from the preprocessing under the default bound policy (``"auto"``: waived
 for ``paper``, enforced for ``strict``; see :func:`paceggm.bench.cells.bound_policy`)
 and ``converged`` and the three solve counts unknown (NA).
+
+After ``params``, ``label`` and ``varies`` (below) come the task metrics and the
+errors against a known population (:data:`TASK_COLUMNS`), all float, NaN where not measured (a regression or
+failed cell; a ``_pop`` or ``support_`` column on data without a known population):
+
+| column | meaning |
+|---|---|
+| mahalanobis_pop, frobenius_pop | the two errors against the population's ``Σ`` |
+| subspace_k1, subspace_k3, subspace_k5 | :func:`paceggm.metrics.subspace_error` vs ``XᵀX/n`` (NaN: ``k >= d``, a tie at ``k``) |
+| subspace_k1_pop, subspace_k3_pop, subspace_k5_pop | the same against the population's ``Σ`` |
+| support_precision, support_recall, support_f1 | :func:`paceggm.metrics.support_recovery` (NaN: ``Ω`` complete) |
+
+The population is the one a loaded record states (``Dataset.covariance``) or the one
+registered under the data set's name (:mod:`paceggm.bench.data.populations`, with
+preprocessing ``none``: the others rescale columns by their sample range); the
+support is that of the method's ``precision_`` (else the pseudo-inverse of the
+release), thresholded at :data:`paceggm.metrics.SUPPORT_THRESHOLD`.
+
+Tables written before these columns existed lack them, and are read as they are (no
+reader requires them); a table collected since has them, NaN for the rows of older cell records.
 
 The stored table has one more column, ``params``: the cell's constructor
 parameters as canonical JSON, with the harness's ``data_scale`` when it is not 1
@@ -86,6 +106,13 @@ RESULT_COLUMNS = (
     "n_solves", "n_capped_solves", "max_solve_iter",
 )
 
+#: The k of the subspace columns, and the task metrics' and population errors' columns (optional, see above).
+SUBSPACE_KS = (1, 3, 5)
+TASK_COLUMNS = (
+    "mahalanobis_pop", "frobenius_pop", *(f"subspace_k{k}" for k in SUBSPACE_KS),
+    *(f"subspace_k{k}_pop" for k in SUBSPACE_KS), "support_precision", "support_recall", "support_f1",
+)
+
 #: A row's display label and the parameters it varies (see above).
 LABEL, VARIES = "label", "varies"
 STORED_COLUMNS = (*RESULT_COLUMNS, "params", LABEL, VARIES)
@@ -99,7 +126,7 @@ _STR = ("experiment", "cell_key", "dataset", "preprocessing", "method", "variant
         LABEL, VARIES)
 _COUNTS = ("n", "d", "n_measured_diag", "n_measured_offdiag", "n_rounds", "n_solves", "n_capped_solves",
            "max_solve_iter")
-_REALS = ("mahalanobis", "frobenius", "mse", "rho_spent", "wall_time", "solve_time")
+_REALS = ("mahalanobis", "frobenius", "mse", "rho_spent", "wall_time", "solve_time", *TASK_COLUMNS)
 _FLAGS = ("guarantee_holds", "converged")
 _INT64 = 2**63
 #: Relative slack of the overspending check (the ledger adds floats), as in paceggm.bench.execute.
