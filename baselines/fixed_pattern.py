@@ -17,6 +17,7 @@ the band is a set of forced pairs with nothing after them).
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -44,13 +45,25 @@ def band_pairs(d: int, bandwidth: int) -> tuple[tuple[int, int], ...]:
     return tuple((k + offset, k) for offset in range(1, min(bandwidth, d - 1) + 1) for k in range(d - offset))
 
 
+def _on_grid(share: float, rho: float) -> float:
+    """``share`` rounded down to a multiple of ``ulp(ρ)``.
+
+    Every partial sum of such shares is then a float (a multiple of ``ulp(ρ)``
+    below ``ρ``), so what is left for the last release is exact and the charges
+    add to exactly ``ρ``, not to within an ulp below it.
+    """
+    grain = math.ulp(rho)
+    return math.floor(share / grain) * grain
+
+
 class FixedPatternMaxEnt(CovarianceBaseline):
     """Measure the diagonal and a fixed band, then complete them by maximum entropy (PACE-GGM's ablation).
 
     1. Each of the ``d`` variances gets ``α ρ / d`` (PACE-GGM's diagonal share).
     2. Each of the ``|P|`` pairs of the band ``P = {(j, k): 0 < j − k <= w}``
-       gets ``(1 − α) ρ / |P|``, what PACE-GGM's rounds would spend between them;
-       the last release gets exactly what is left, so the charges add to ``ρ``.
+       gets ``(1 − α) ρ / |P|``, what PACE-GGM's rounds would spend between them.
+       Both shares are rounded down to a multiple of ``ulp(ρ)`` and the last
+       release gets exactly what is left, so the charges add to exactly ``ρ``.
        With no pair (``d = 1``) the variances share all of ``ρ``.
     3. Every release is the Gaussian mechanism with PACE-GGM's entry
        sensitivity ``2B²/n``; the estimate is the maximum-entropy completion of
@@ -136,9 +149,10 @@ class FixedPatternMaxEnt(CovarianceBaseline):
         # Σ(X) is the only access to the data; everything after is mechanisms on it.
         sigma_x = X.T @ X / n
         rho = ledger.budget
-        diagonal_share = float(self.alpha) * rho / d if pairs else rho / d
+        diagonal_share = _on_grid(float(self.alpha) * rho / d if pairs else rho / d, rho)
         plan = [((j, j), diagonal_share, "initialise: diagonal") for j in range(d)]
-        plan += [(pair, (1.0 - float(self.alpha)) * rho / len(pairs), "initialise: forced pair") for pair in pairs]
+        pair_share = _on_grid((1.0 - float(self.alpha)) * rho / len(pairs), rho) if pairs else 0.0
+        plan += [(pair, pair_share, "initialise: forced pair") for pair in pairs]
         state = MeasuredEntries(d)
         measurements = []
         for i, ((j, k), share, purpose) in enumerate(plan):

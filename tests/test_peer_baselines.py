@@ -179,19 +179,19 @@ def test_fixed_band_misses_what_lies_off_it():
     assert abs(est.covariance_[4, 0] - 0.5**4) < 1e-6  # the completion's product, not the truth's 0.4
 
 
-# The shares alone would overspend at (0.7, 5, 0.1) and fall an ulp short at (0.1, 4, 0.3): the last release
-# must get what is left.
-@pytest.mark.parametrize("rho, d, alpha", [(0.7, 5, 0.3), (0.7, 5, 0.1), (0.1, 4, 0.3)])
+# The shares alone would overspend at (0.7, 5, 0.1) and fall an ulp short at (0.1, 4, 0.3), and the float
+# remainder of unrounded shares falls an ulp short at (0.7, 5, 0.1) and at 1e14: the charges must add to ρ exactly.
+@pytest.mark.parametrize("rho, d, alpha", [(0.7, 5, 0.3), (0.7, 5, 0.1), (0.1, 4, 0.3), (HUGE, 7, 0.3)])
 def test_fixed_band_spends_rho_with_pace_ggms_split_and_purposes(rho, d, alpha):
     X = _data(d=d)
     est = FixedPatternMaxEnt(rho=rho, alpha=alpha, random_state=0).fit(X)
     charges = est.ledger_
     assert [c.purpose for c in charges] == ["initialise: diagonal"] * d + ["initialise: forced pair"] * (d - 1)
-    assert all(c.rho == alpha * rho / d for c in charges[:d])
-    assert all(c.rho == (1.0 - alpha) * rho / (d - 1) for c in charges[d:-1])
-    exact = sum(Fraction(c.rho) for c in charges)
-    assert exact <= Fraction(rho) and rho - exact < Fraction(math.ulp(rho))  # all of ρ, to the last ulp
-    assert math.nextafter(rho, 0.0) <= est.rho_spent_ <= rho
+    grain = math.ulp(rho)
+    assert all(c.rho == math.floor(alpha * rho / d / grain) * grain for c in charges[:d])
+    assert all(c.rho == math.floor((1.0 - alpha) * rho / (d - 1) / grain) * grain for c in charges[d:-1])
+    assert abs(charges[0].rho - alpha * rho / d) <= grain and abs(charges[d].rho - (1 - alpha) * rho / (d - 1)) <= grain
+    assert sum(Fraction(c.rho) for c in charges) == Fraction(rho) and est.rho_spent_ == rho
     assert [m.entry for m in est.measurements_] == [(j, j) for j in range(d)] + list(band_pairs(d, 1))
     assert [m.rho for m in est.measurements_] == [c.rho for c in charges]
 
