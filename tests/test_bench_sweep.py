@@ -284,7 +284,7 @@ def test_quick_recipe_runs_every_method_end_to_end(tmp_path):
     summary = run_sweep(cfg)
     assert summary.n_failed == 0, summary.format()
     df, report = _table(cfg)
-    assert not report.missing and len(df) == len(solvers) + 11
+    assert not report.missing and len(df) == len(solvers) + 15
     from conftest import package_methods
 
     assert set(df["method"]) == set(package_methods())  # the recipe's methods: the package's, not a plugin's

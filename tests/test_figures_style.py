@@ -31,12 +31,17 @@ def test_a_variant_is_named_by_the_parameters_it_varies_from_the_p_columns():
 def test_methods_shown_together_differ_in_marker_and_line_besides_colour():
     # grayscale: every pair of covariance methods must differ in marker AND line style
     cov = [key for key, spec in package_methods().items() if spec.task == "covariance"]
-    assert len(cov) == 8
+    assert len(cov) >= 8
     for a, b in itertools.combinations(cov, 2):
         sa, sb = style.method_style(a), style.method_style(b)
         assert sa.marker != sb.marker, (a, b)
         assert sa.linestyle != sb.linestyle, (a, b)
-        assert sa.color != sb.color, (a, b)
+    # the palette has nine colours: the publication's methods each have their own; a peer may share its
+    # family's (SSP's release post-processed, PACE-GGM's reconstruction), never a third method's
+    publication = ("paceggm", "ssp", "ssp_projected", "ssp_tight", "adaptivecov", "gausscov", "separatecov", "diagonal")
+    assert len({style.method_style(k).color for k in publication}) == len(publication)
+    colours = [style.method_style(k).color for k in cov]
+    assert max(colours.count(c) for c in colours) <= 2
     solver = [{}, {"solver": "pgd0"}, {"solver": "pgd1"}]
     looks = {(style.variant_style("paceggm", p).marker, style.variant_style("paceggm", p).linestyle) for p in solver}
     assert len(looks) == 3
