@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from paceggm.bench.schema import IN_GRID, PARAM_PREFIX, POLICY
+from paceggm.bench.schema import IN_GRID, PARAM_PREFIX, POLICY, TASK_COLUMNS
 from paceggm.bench.variants import row_labels
 
 KEYS = ["dataset", "variant", "rho"]
-METRICS = ["mahalanobis", "frobenius", "mse", "wall_time"]
+#: Printed where a table has a value: the task columns (population errors, subspace, support) only where measured.
+METRICS = ["mahalanobis", "frobenius", "mse", *TASK_COLUMNS, "wall_time"]
 
 
 def trial_stats(df: pd.DataFrame, metric: str, by=KEYS) -> pd.DataFrame:
