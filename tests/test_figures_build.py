@@ -11,15 +11,15 @@ import pytest
 from paceggm.bench.figures import FiguresConfig, build_all, plots, style
 from paceggm.bench.figures.__main__ import main as cli
 from paceggm.bench.figures.artifacts import ARTIFACTS as EVERY_ARTIFACT
-from paceggm.bench.figures.artifacts import SWEEPS, Grid
+from paceggm.bench.figures.artifacts import OUR_ARTIFACTS, SWEEPS, Grid
 from paceggm.bench.figures.report import write_report
 from paceggm.bench.figures.results import datasets_by_d, validate_results
 from paceggm.bench.figures.synthetic import synthetic_results, write_synthetic_store
 from paceggm.bench.methods import METHODS, MethodSpec, MethodStyle
 
-# the publication's artifacts (a sweep's own are test_figures_sweep.py's), the figures drawn from rows, and
-# the artifacts that read no `quick`: from the table of artifacts
-ARTIFACTS = [s for s in EVERY_ARTIFACT if s.sources != SWEEPS]
+# the publication's artifacts (a sweep's own are test_figures_sweep.py's, ours test_figures_peers.py's), the
+# figures drawn from rows, and the artifacts that read no `quick`: from the table of artifacts
+ARTIFACTS = [s for s in EVERY_ARTIFACT if s.sources != SWEEPS and s.name not in OUR_ARTIFACTS]
 FIGURES = [s.name for s in ARTIFACTS if isinstance(s.draw, Grid)]
 CLAIMS = [f"{kind}_{m}" for m in ("mahalanobis", "frobenius")
           for kind in ("winners", "winners_all", "gain_over_ssp")]

@@ -249,8 +249,10 @@ def is_sweep(experiment: str, config: FiguresConfig) -> bool:
 
 
 def _publication(config: FiguresConfig) -> set[str]:
-    """The publication's recipes, and any experiment the config names as a source of its artifacts."""
-    return set(table_of_artifacts.PUBLICATION_RECIPES) | {e for v in config.sources.values() for e in v}
+    """The publication's recipes, and any experiment the config names as a source of its artifacts (not of
+    ours, :data:`~.artifacts.OUR_ARTIFACTS`)."""
+    return set(table_of_artifacts.PUBLICATION_RECIPES) | {
+        e for k, v in config.sources.items() if k not in table_of_artifacts.OUR_SOURCES for e in v}
 
 
 def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = None, *,
@@ -291,6 +293,8 @@ def build_all(runs: str | Path, out: str | Path, config: FiguresConfig | None = 
         if spec.sources == table_of_artifacts.SWEEPS or (
                 log.publication and spec.name in table_of_artifacts.PUBLICATION_ARTIFACTS):
             continue
+        if spec.name in table_of_artifacts.OUR_ARTIFACTS and not set(_sources(config, spec)) & set(tables_):
+            continue  # ours, and none of its recipes read: not part of this report
         art = Artifact(spec.name, spec.kind, spec.title, spec.description if isinstance(spec.description, str) else "")
         log.artifacts.append(art)
         _build(ctx, spec, art)

@@ -59,6 +59,8 @@ METRIC_LABELS = {
     "solve_time": "Solver time (s)",
     "wall_time": "Time per trial (s)",
     "n_measured_offdiag": "Off-diagonal entries",
+    "mahalanobis_pop": "Mahalanobis error vs Σ",
+    "frobenius_pop": "Frobenius error vs Σ",
 }
 
 _FALLBACK_COLORS = ["#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDCC77", "#882255", "#AA4499"]
