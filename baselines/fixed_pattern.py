@@ -20,14 +20,11 @@ from __future__ import annotations
 import math
 import numbers
 
-import numpy as np
-
-from paceggm._validation import check_open_fraction
 from paceggm.measurement import MeasuredEntries, Measurement
 from paceggm.privacy import entry_sensitivity, gaussian_mechanism
 from paceggm.privacy.mechanisms import DEFAULT_NOISE
-from paceggm.reconstruction import check_solver, reconstruct
-from paceggm.settings import DEFAULTS
+from paceggm.reconstruction import reconstruct
+from paceggm.settings import DEFAULTS, PACEGGMSettings
 
 from ._common import CovarianceBaseline
 
@@ -137,10 +134,9 @@ class FixedPatternMaxEnt(CovarianceBaseline):
         w = self.bandwidth
         if isinstance(w, bool) or not isinstance(w, numbers.Integral) or w < 1:
             raise ValueError(f"bandwidth must be an integer >= 1, got {w!r}")
-        check_open_fraction(self.alpha, "alpha")
-        check_solver(self.solver, self.solver_options)
-        if not isinstance(self.use_components, (bool, np.bool_)):
-            raise TypeError(f"use_components must be a bool, got {self.use_components!r}")
+        # the parameters it shares with PACE-GGM follow PACE-GGM's rules, written in its settings alone
+        PACEGGMSettings(alpha=self.alpha, solver=self.solver, use_components=self.use_components,
+                        solver_options=self.solver_options)
 
     def _release(self, X, *, bound, ledger, rng):
         n, d = X.shape
