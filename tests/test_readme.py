@@ -64,3 +64,11 @@ def test_the_python_example_runs_and_prints_what_the_readme_shows(capsys):
     assert got[1] == want[1] == "0.1"  # the budget, spent exactly
     # the rounds and the error move with the BLAS that rounds the reconstruction, and only a little
     assert abs(int(got[2]) - int(want[2])) <= 2 and abs(float(got[3]) - float(want[3])) <= 0.05 * float(want[3])
+
+
+def test_the_methods_table_names_every_method_of_the_package():
+    from conftest import package_methods
+
+    table = TEXT[TEXT.index("## Methods"):].split("\n## ")[0]
+    keys = set(re.findall(r"`([a-z_]+)`", table))
+    assert set(package_methods()) <= keys, sorted(set(package_methods()) - keys)
