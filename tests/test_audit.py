@@ -156,9 +156,10 @@ def test_neighbours_differ_in_exactly_one_record():
 BROKEN = {"gaussian_half_noise", "exponential_half_sensitivity", "pace_ggm_measure_sensitivity_half",
           "pace_ggm_noise_sigma_half", "pace_ggm_select_sensitivity_half", "pace_ggm_select_epsilon_double",
           "baseline_ssp_noise_sigma_half", "baseline_ssptight_noise_sigma_half", "baseline_gausscov_noise_sigma_half",
-          "wishart_published"}
+          "wishart_published", "bound_rounding_wide_unclipped"}
 CORRECT = {"gaussian", "exponential", "pace_ggm", "adaptivecov_threshold", "pace_ggm_measure", "pace_ggm_select",
-           "baseline_ssp", "baseline_ssptight", "baseline_gausscov", "wishart_query_laplace"}
+           "baseline_ssp", "baseline_ssptight", "baseline_gausscov", "wishart_query_laplace",
+           "bound_rounding"}
 
 
 def test_the_small_audit_covers_every_mechanism_and_broken_control():
@@ -428,3 +429,13 @@ def test_the_rows_do_not_depend_on_the_number_of_workers(tmp_path):
         data = (out / "audit.md").read_text().splitlines()[4:]
         tables.append([line.rsplit("|", 2)[0] for line in data])  # every column but the seconds
     assert tables[0] == tables[1]
+
+
+def test_the_bound_cases_fit_data_that_reach_the_allowance_and_the_control_admits_what_raise_refuses():
+    from paceggm._validation import enforce_bound
+
+    correct, broken = (next(c for c in CASES if c.name == n) for n in ("bound_rounding", "bound_rounding_wide_unclipped"))
+    overshoot = correct.inputs[1]
+    assert np.abs(overshoot).max() > 1.0 and np.abs(enforce_bound(overshoot, 1.0, "raise")).max() == 1.0
+    with pytest.raises(ValueError, match="outside"):
+        enforce_bound(broken.inputs[1], 1.0, "raise")

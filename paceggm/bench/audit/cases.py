@@ -463,3 +463,8 @@ CASES += SEARCH_CASES
 from .wishart_cases import WISHART_CASES  # noqa: E402
 
 CASES += WISHART_CASES
+
+# The bound's rounding allowance, on data that reach it, and a control whose allowance admits too much.
+from .bound_cases import BOUND_CASES  # noqa: E402
+
+CASES += BOUND_CASES
