@@ -7,6 +7,8 @@ into the estimator interface of :class:`paceggm.base.PrivateCovarianceEstimator`
 from __future__ import annotations
 
 import functools
+import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -113,3 +115,14 @@ class CovarianceBaseline(PrivateCovarianceEstimator):
 
     def _release(self, X: np.ndarray, *, bound: float, ledger: ZCDPLedger, rng: np.random.Generator) -> np.ndarray:
         raise NotImplementedError
+
+
+def on_ulp_grid(share, rho: float) -> float:
+    """``share`` (a float or a Fraction) rounded down to a multiple of ``ulp(ρ)``.
+
+    A release plan whose shares are on this grid has only doubles for partial
+    sums (multiples of ``ulp(ρ)`` below ``ρ``), so what is left for its last
+    release is exact and the charges add to exactly ``ρ``, not to an ulp below.
+    """
+    grain = Fraction(math.ulp(rho))
+    return float(math.floor(Fraction(share) / grain) * grain)

@@ -33,7 +33,7 @@ from paceggm._validation import check_open_fraction
 from paceggm.privacy import ZCDPLedger, distinct_entries_sensitivity
 from paceggm.privacy.mechanisms import DEFAULT_NOISE
 
-from ._common import CovarianceBaseline, clip_eigenvalues, release_symmetric
+from ._common import CovarianceBaseline, clip_eigenvalues, on_ulp_grid, release_symmetric
 from .dong_liang_yi import _gaussian_norm_bound, _wigner_spectral_bound
 
 # Share of rho of the last step; the t - 1 steps before it share the rest equally (the
@@ -50,9 +50,7 @@ def step_budgets(rho: float, steps: int) -> list[float]:
     """
     if steps == 1:
         return []
-    ulp = Fraction(math.ulp(rho))
-    share = Fraction(rho) * (1 - _LAST_SHARE) / (steps - 1)
-    return [float(math.floor(share / ulp) * ulp)] * (steps - 1)
+    return [on_ulp_grid(Fraction(rho) * (1 - _LAST_SHARE) / (steps - 1), rho)] * (steps - 1)
 
 
 def clip_rows(W: np.ndarray, radius: float) -> np.ndarray:

@@ -17,7 +17,6 @@ the band is a set of forced pairs with nothing after them).
 
 from __future__ import annotations
 
-import math
 import numbers
 
 from paceggm.measurement import MeasuredEntries, Measurement
@@ -26,7 +25,7 @@ from paceggm.privacy.mechanisms import DEFAULT_NOISE
 from paceggm.reconstruction import reconstruct
 from paceggm.settings import DEFAULTS, PACEGGMSettings
 
-from ._common import CovarianceBaseline
+from ._common import CovarianceBaseline, on_ulp_grid
 
 
 def band_pairs(d: int, bandwidth: int) -> tuple[tuple[int, int], ...]:
@@ -40,17 +39,6 @@ def band_pairs(d: int, bandwidth: int) -> tuple[tuple[int, int], ...]:
     ((1, 0), (2, 1), (2, 0))
     """
     return tuple((k + offset, k) for offset in range(1, min(bandwidth, d - 1) + 1) for k in range(d - offset))
-
-
-def _on_grid(share: float, rho: float) -> float:
-    """``share`` rounded down to a multiple of ``ulp(ρ)``.
-
-    Every partial sum of such shares is then a float (a multiple of ``ulp(ρ)``
-    below ``ρ``), so what is left for the last release is exact and the charges
-    add to exactly ``ρ``, not to within an ulp below it.
-    """
-    grain = math.ulp(rho)
-    return math.floor(share / grain) * grain
 
 
 class FixedPatternMaxEnt(CovarianceBaseline):
@@ -145,9 +133,9 @@ class FixedPatternMaxEnt(CovarianceBaseline):
         # Σ(X) is the only access to the data; everything after is mechanisms on it.
         sigma_x = X.T @ X / n
         rho = ledger.budget
-        diagonal_share = _on_grid(float(self.alpha) * rho / d if pairs else rho / d, rho)
+        diagonal_share = on_ulp_grid(float(self.alpha) * rho / d if pairs else rho / d, rho)
         plan = [((j, j), diagonal_share, "initialise: diagonal") for j in range(d)]
-        pair_share = _on_grid((1.0 - float(self.alpha)) * rho / len(pairs), rho) if pairs else 0.0
+        pair_share = on_ulp_grid((1.0 - float(self.alpha)) * rho / len(pairs), rho) if pairs else 0.0
         plan += [(pair, pair_share, "initialise: forced pair") for pair in pairs]
         state = MeasuredEntries(d)
         measurements = []
