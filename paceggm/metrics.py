@@ -250,9 +250,41 @@ def subspace_error(*, cov_true, cov_pred, k: int) -> float:
         raise ValueError(f"k must be an integer with 1 <= k < d = {d}, got {k!r}")
     U = _top_eigenspace(tru, int(k), name="cov_true", unique=True)
     V = _top_eigenspace(est, int(k), name="cov_pred", unique=False)
+    return _rms_sine(U, V)
+
+
+def _rms_sine(U: np.ndarray, V: np.ndarray) -> float:
+    """``‖P − P̂‖_F / √(2k)`` of the projectors on the orthonormal columns of ``U`` and ``V`` (both d × k)."""
     # ‖P − P̂‖_F² = 2k − 2‖UᵀV‖_F², without forming the d × d projectors
+    k = U.shape[1]
     overlap = float(np.linalg.norm(U.T @ V) ** 2)
     return float(np.sqrt(max(0.0, 1.0 - overlap / k)))
+
+
+@_truth_first(symmetric=False)
+def subspace_errors(*, cov_true, cov_pred, ks) -> dict[int, float]:
+    """:func:`subspace_error` at every ``k`` of ``ks``, each matrix decomposed once, for a table.
+
+    Where ``cov_true`` has no unique top-``k`` eigenspace, or ``k >= d``, the
+    value is NaN (a table's empty cell) instead of an error.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> subspace_errors(cov_true=np.diag([3.0, 1.0, 1.0]), cov_pred=np.diag([3.0, 1.0, 1.0]), ks=(1, 2, 3))
+    {1: 0.0, 2: nan, 3: nan}
+    """
+    tru, est = _pair(cov_true, cov_pred)
+    d = tru.shape[0]
+    vals, U = np.linalg.eigh(0.5 * (tru + tru.T))  # ascending
+    _, V = np.linalg.eigh(0.5 * (est + est.T))
+    out = {}
+    for k in ks:
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"every k must be an integer >= 1, got {k!r}")
+        k = int(k)
+        out[k] = _rms_sine(U[:, -k:], V[:, -k:]) if k < d and _has_gap(vals, k) else float("nan")
+    return out
 
 
 class SupportRecovery(NamedTuple):

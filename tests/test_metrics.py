@@ -5,7 +5,7 @@ import pytest
 from scipy.linalg import sqrtm
 
 from paceggm import frobenius_error, mahalanobis_error
-from paceggm.metrics import SupportRecovery, subspace_error, support_recovery
+from paceggm.metrics import SupportRecovery, subspace_error, subspace_errors, support_recovery
 
 
 def test_matches_direct_formula_for_well_conditioned_truth():
@@ -145,6 +145,20 @@ def test_subspace_error_is_the_rms_sine_of_the_principal_angles():
         assert subspace_error(cov_true=truth, cov_pred=est, k=k) == pytest.approx(rms, abs=1e-10)
         projectors = np.linalg.norm(U @ U.T - V @ V.T) / np.sqrt(2 * k)
         assert subspace_error(cov_true=truth, cov_pred=est, k=k) == pytest.approx(projectors, abs=1e-10)
+
+
+def test_subspace_errors_are_subspace_error_at_each_k_and_nan_where_it_refuses():
+    rng = np.random.default_rng(2)
+    A, B = rng.normal(size=(6, 6)), rng.normal(size=(6, 6))
+    truth, est = A @ A.T, B @ B.T
+    got = subspace_errors(cov_true=truth, cov_pred=est, ks=(1, 3, 5, 6))
+    for k in (1, 3, 5):
+        assert got[k] == subspace_error(cov_true=truth, cov_pred=est, k=k)
+    assert np.isnan(got[6])  # k = d
+    with pytest.raises(TypeError, match="keyword only"):
+        subspace_errors(truth, est, ks=(1,))
+    with pytest.raises(ValueError, match="k must be"):
+        subspace_errors(cov_true=truth, cov_pred=est, ks=(0,))
 
 
 def test_subspace_error_refuses_a_tie_of_the_truth_at_k_and_a_bad_k():

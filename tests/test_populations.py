@@ -167,8 +167,8 @@ def test_a_cell_on_a_population_records_the_population_columns(tmp_path):
 
 def test_the_population_columns_are_measured_against_the_known_sigma():
     from paceggm.bench.data import load_dataset
-    from paceggm.bench.execute import _subspace, prepare_data, scaled, task_metrics
-    from paceggm.metrics import frobenius_error
+    from paceggm.bench.execute import prepare_data, scaled, task_metrics
+    from paceggm.metrics import frobenius_error, subspace_errors
 
     pop = CATALOGUE["pop_sparse_d10_n1000"]
     ds = load_dataset("pop_sparse_d10_n1000", preprocessing="none")
@@ -198,8 +198,9 @@ def test_the_population_columns_are_measured_against_the_known_sigma():
     assert set(got) == {"subspace_k1", "subspace_k3", "subspace_k5"}
     # a tie of the truth at k, or k >= d, is NaN, not an error
     tie = np.diag([3.0, 1.0, 1.0, 1.0])
-    assert _subspace(tie, tie, 1) == 0.0
-    assert math.isnan(_subspace(tie, np.eye(4), 3)) and math.isnan(_subspace(tie, np.eye(4), 5))
+    assert subspace_errors(cov_true=tie, cov_pred=tie, ks=(1,))[1] == 0.0
+    got = subspace_errors(cov_true=tie, cov_pred=np.eye(4), ks=(3, 5))
+    assert math.isnan(got[3]) and math.isnan(got[5])
 
 
 def test_old_stores_without_the_new_columns_still_load(tmp_path):

@@ -25,10 +25,9 @@ from paceggm.bench.seeds import canonical_json, seed_sequence
 from paceggm.metrics import (
     frobenius_error,
     mahalanobis_error,
-    subspace_error,
+    subspace_errors,
     support_edges,
     support_recovery,
-    unique_top_eigenspace,
 )
 
 __all__ = ["COLUMNS", "CellData", "prepare_data", "run_cell", "failed_row", "scaled", "task_metrics"]
@@ -230,13 +229,6 @@ def _fit_and_measure(cell: Cell, data: CellData, row: dict, test_fraction: float
     row.update(asdict(fit))
 
 
-def _subspace(truth: np.ndarray, cov: np.ndarray, k: int) -> float:
-    """:func:`subspace_error` at ``k``; NaN where the truth has no unique top-k eigenspace (``k >= d``, a tie)."""
-    if k >= truth.shape[0] or not unique_top_eigenspace(truth, k):
-        return math.nan
-    return subspace_error(cov_true=truth, cov_pred=cov, k=k)
-
-
 def task_metrics(data: CellData, est, cov: np.ndarray) -> dict:
     """The :data:`~paceggm.bench.schema.TASK_COLUMNS` of a covariance cell whose release is ``cov``.
 
@@ -245,13 +237,13 @@ def task_metrics(data: CellData, est, cov: np.ndarray) -> dict:
     the pseudo-inverse of ``cov``) against its ``Ω``, unless ``Ω``'s graph is complete (NaN: there
     is no missing edge to find).
     """
-    out = {f"subspace_k{k}": _subspace(data.truth, cov, k) for k in SUBSPACE_KS}
+    out = {f"subspace_k{k}": e for k, e in subspace_errors(cov_true=data.truth, cov_pred=cov, ks=SUBSPACE_KS).items()}
     if data.population is None:
         return out
     pop = data.population
     out["mahalanobis_pop"] = mahalanobis_error(cov_true=pop, cov_pred=cov)
     out["frobenius_pop"] = frobenius_error(cov_true=pop, cov_pred=cov)
-    out.update({f"subspace_k{k}_pop": _subspace(pop, cov, k) for k in SUBSPACE_KS})
+    out.update({f"subspace_k{k}_pop": e for k, e in subspace_errors(cov_true=pop, cov_pred=cov, ks=SUBSPACE_KS).items()})
     if support_edges(data.population_precision).all():
         # a complete graph (a dense Ω: spiked): every claimed edge is true, and F1 would measure density
         return out
