@@ -15,7 +15,6 @@ The entries of the table of artifacts that draw from these recipes are in
 
 from __future__ import annotations
 
-import zlib
 from dataclasses import replace
 
 import numpy as np
@@ -26,7 +25,7 @@ from paceggm.bench.schema import SUBSPACE_KS
 from paceggm.bench.summary import trial_stats
 
 from . import style
-from .replicate import poisson_binomial
+from .replicate import keyed_rng, poisson_binomial
 from .results import datasets_by_d, dims, select_variants
 from .tables import MISSING, Table, dataset_row_label, fmt_sig, rho_label
 from .verdicts import CONTRADICTED, PARTLY, SUPPORTED, UNTESTABLE, Verdict, verdict_table
@@ -158,7 +157,7 @@ def noise_bound(cells: int, level: float = LEVEL) -> int:
 
 def resampled_ratio(log_ratios: pd.DataFrame, *, seed_key: str, draws: int = RESAMPLES) -> np.ndarray:
     """Geometric mean over cells of CoinPress ÷ SSP, each cell's paired trials resampled whole."""
-    rng = np.random.Generator(np.random.PCG64(zlib.crc32(seed_key.encode())))
+    rng = keyed_rng(seed_key)
     means = np.zeros(draws)
     groups = [g["log_ratio"].to_numpy(dtype=float) for _, g in log_ratios.groupby(["dataset", "rho"])]
     for x in groups:

@@ -94,6 +94,11 @@ def _num(x: float) -> str:
     return f"{int(x)}" if float(x).is_integer() else fmt_sig(x, 3)
 
 
+def keyed_rng(seed_key: str) -> np.random.Generator:
+    """The generator of a simulation named ``seed_key``: the same draws in every process and run."""
+    return np.random.Generator(np.random.PCG64(zlib.crc32(seed_key.encode())))
+
+
 def poisson_binomial(p) -> np.ndarray:
     """The exact distribution of a sum of independent Bernoulli(p_i): ``pmf[k] = P(sum = k)``.
 
@@ -182,7 +187,7 @@ def winner_replicate(cells: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.nd
     ``sem`` (arrays over the pairs with a mean). Returns, per count, the ``draws`` simulated
     values (``exact``, ``alpha``, ``beta``, ``within_1se``, ``median_cost``).
     """
-    rng = np.random.Generator(np.random.PCG64(zlib.crc32(seed_key.encode())))
+    rng = keyed_rng(seed_key)
     counts = {k: np.zeros(draws) for k in ("exact", "alpha", "beta", "within_1se")}
     costs = []
     for alpha, beta, mean, sem in cells:

@@ -9,7 +9,6 @@ here", with the reason. Means are over ok trials; cells are (data set, ρ).
 
 from __future__ import annotations
 
-import zlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -353,7 +352,9 @@ def equal_pairs_spread(mean: np.ndarray, sem: np.ndarray, *, seed_key: str, draw
     average with their own standard errors, as log-normal noise (errors are positive) of
     relative width sem / mean. Returns the ``draws`` simulated medians.
     """
-    rng = np.random.Generator(np.random.PCG64(zlib.crc32(seed_key.encode())))
+    from .replicate import keyed_rng
+
+    rng = keyed_rng(seed_key)
     centre = np.nanmean(mean, axis=1, keepdims=True)
     rel = np.nan_to_num(sem / centre)
     z = rng.standard_normal((draws, *mean.shape))
