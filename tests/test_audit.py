@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import binom, norm
 
+from paceggm._validation import BOUND_ULPS
 from paceggm.bench.audit import (
     CASES,
     audit_case,
@@ -149,7 +150,10 @@ def test_neighbours_differ_in_exactly_one_record():
             delta = 2.0 * cases_module._BOUND**2 / cases_module._N_ENTRY  # the entry sensitivity, written out
             assert np.max(np.abs(D - D_prime)) <= delta + 1e-15
             continue
-        assert D.shape == D_prime.shape and np.abs(D).max() <= 1.0 and np.abs(D_prime).max() <= 1.0
+        # within the bound, but for the bound's own pair: its rounding allowance, and the control's 2B
+        reach = {"bound_rounding": 1.0 + BOUND_ULPS * np.finfo(float).eps, "bound_rounding_wide_unclipped": 2.0}
+        assert D.shape == D_prime.shape and np.abs(D).max() <= 1.0
+        assert np.abs(D_prime).max() <= reach.get(case.name, 1.0), case.name
         assert np.count_nonzero(np.any(D != D_prime, axis=1)) == 1, case.name
 
 
