@@ -283,7 +283,7 @@ class PACEGGMRegression(_PrivateLinearRegression):
         As in :class:`AdaSSP`.
     bound : float
         ``B`` for every column of ``[X, y]``.
-    alpha, beta, max_rounds, solver, use_components, solver_options
+    alpha, beta, max_rounds, anneal_factor, solver, use_components, solver_options
         PACE-GGM's parameters (:class:`paceggm.settings.PACEGGMSettings`), passed to :class:`paceggm.PACEGGM`.
     failure_prob : float
         As in :class:`AdaSSP`.
@@ -309,7 +309,8 @@ class PACEGGMRegression(_PrivateLinearRegression):
 
     def __init__(self, rho: float | None = None, *, epsilon: float | None = None, delta: float | None = None,
                  accountant=None, bound: float = 1.0, alpha: float = DEFAULTS.alpha, beta: float = DEFAULTS.beta,
-                 max_rounds: int | None = DEFAULTS.max_rounds, solver: str = DEFAULTS.solver,
+                 max_rounds: int | str | None = DEFAULTS.max_rounds, anneal_factor: float | None = DEFAULTS.anneal_factor,
+                 solver: str = DEFAULTS.solver,
                  use_components: bool = DEFAULTS.use_components, solver_options: dict | None = DEFAULTS.solver_options,
                  failure_prob: float = 0.05, bound_check: str = "raise", measure_target_first: bool = False,
                  target_fraction: float = DEFAULTS.forced_fraction, noise: str = DEFAULTS.noise,
@@ -322,6 +323,7 @@ class PACEGGMRegression(_PrivateLinearRegression):
         self.alpha = alpha
         self.beta = beta
         self.max_rounds = max_rounds
+        self.anneal_factor = anneal_factor
         self.solver = solver
         self.use_components = use_components
         self.solver_options = solver_options

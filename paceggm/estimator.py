@@ -24,8 +24,6 @@ from paceggm.reconstruction import SOLVERS
 from paceggm.reconstruction.incremental import IncrementalReconstruction
 from paceggm.settings import DEFAULTS, PACEGGMSettings
 
-_ANNEAL_FACTOR = math.sqrt(2.0 / math.pi)  # E|N(0, σ²)| = sqrt(2/π) σ
-
 
 @dataclass(frozen=True, slots=True)
 class RoundRecord:
@@ -207,7 +205,8 @@ def pace_ggm(
     bound: float = 1.0,
     alpha: float = DEFAULTS.alpha,
     beta: float = DEFAULTS.beta,
-    max_rounds: int | None = DEFAULTS.max_rounds,
+    max_rounds: int | str | None = DEFAULTS.max_rounds,
+    anneal_factor: float | None = DEFAULTS.anneal_factor,
     solver: str = DEFAULTS.solver,
     use_components: bool = DEFAULTS.use_components,
     solver_options: dict | None = DEFAULTS.solver_options,
@@ -228,7 +227,8 @@ def pace_ggm(
         Total zCDP budget, > 0. The run spends exactly this (never more).
     bound : float
         Coordinate bound ``B``; entry sensitivity ``2B²/n``.
-    alpha, beta, max_rounds, solver, use_components, solver_options, sampler, forced_pairs, forced_fraction, noise
+    alpha, beta, max_rounds, anneal_factor, solver, use_components, solver_options, sampler, forced_pairs,
+    forced_fraction, noise
         PACE-GGM's parameters: their meaning, defaults and rules are those of
         :class:`paceggm.settings.PACEGGMSettings` (``forced_pairs`` must not be
         chosen from the data; ``noise="exact"`` with ``random_state=None`` for a
@@ -274,7 +274,7 @@ def _check_fit(settings: PACEGGMSettings, n: int, d: int, *, rho: float, bound: 
     if forced:
         _check_forced_fraction(settings.forced_fraction, settings.alpha)
     _check_noise_scales(n, d, rho=rho, bound=bound, alpha=settings.alpha, beta=settings.beta,
-                        max_rounds=settings.max_rounds, n_forced=len(forced), forced_fraction=settings.forced_fraction)
+                        max_rounds=settings.rounds(d), n_forced=len(forced), forced_fraction=settings.forced_fraction)
     return forced
 
 
@@ -286,9 +286,12 @@ _SCALE_ROOM = 1e12
 
 def _check_noise_scales(n: int, d: int, *, rho: float, bound: float, alpha, beta, max_rounds,
                         n_forced: int = 0, forced_fraction: float = 0.0) -> None:
-    """Refuse (before any budget is spent) budgets whose noise precisions 1/σ² a double cannot hold."""
+    """Refuse (before any budget is spent) budgets whose noise precisions 1/σ² a double cannot hold.
+
+    ``max_rounds`` is ``T`` resolved for ``d`` (:meth:`PACEGGMSettings.rounds`).
+    """
     delta = entry_sensitivity(n=n, bound=bound)
-    T = max_rounds if max_rounds is not None else max(1, d * (d - 1))
+    T = max_rounds
     rounds = 1.0 - float(alpha) - (float(forced_fraction) if n_forced else 0.0)
     shares = [float(alpha) / d, rounds * min(float(beta), 1.0 - float(beta)) / T]
     if n_forced:
@@ -324,7 +327,7 @@ def _run(
     rng: np.random.Generator | None,
     forced_pairs: tuple[tuple[int, int], ...] = (),
 ) -> PACEGGMResult:
-    alpha, beta, max_rounds = float(settings.alpha), float(settings.beta), settings.max_rounds
+    alpha, beta, anneal_factor = float(settings.alpha), float(settings.beta), settings.annealing()
     solver, sampler, noise = settings.solver, settings.sampler, settings.noise
     forced_fraction = float(settings.forced_fraction)
     d = sigma_x.shape[0]
@@ -358,7 +361,7 @@ def _run(
             recon.update(j, k)
             forced_solve_time += recon.solve_time
 
-    T = max_rounds if max_rounds is not None else max(1, d * (d - 1))
+    T = settings.rounds(d)
     rho_round = ledger.remaining / T
     rho_sel, rho_meas = beta * rho_round, (1.0 - beta) * rho_round
     # The final-round rule also applies before round 1: with T = 1 the first
@@ -392,7 +395,7 @@ def _run(
         packed, flat = component_pairs.of(recon.component(j))
         scores[packed] = np.abs(sigma_lower[packed] - estimate.take(flat))
         selection.rescored(packed)
-        annealed = bool((not final) and change <= _ANNEAL_FACTOR * m.sigma)
+        annealed = bool((not final) and change <= anneal_factor * m.sigma)
         history.append(RoundRecord(t, (j, k), m.sigma, rho_sel, m.rho, change, annealed, final, recon.solve_time,
                                    recon.n_iter, recon.converged, n_solved=recon.n_solved,
                                    n_capped=recon.n_capped, max_iter=recon.n_iter))
@@ -451,7 +454,8 @@ class PACEGGM(PrivateCovarianceEstimator):
     bound : float, default=1.0
     bound_check : {"raise", "clip", "waive"}, default="raise"
         See :func:`pace_ggm`.
-    alpha, beta, max_rounds, solver, use_components, solver_options, sampler, forced_pairs, forced_fraction, noise
+    alpha, beta, max_rounds, anneal_factor, solver, use_components, solver_options, sampler, forced_pairs,
+    forced_fraction, noise
         PACE-GGM's parameters, with the meaning, defaults and rules of
         :class:`paceggm.settings.PACEGGMSettings` (``forced_pairs`` must not be
         chosen from the data; ``noise="exact"`` with ``random_state=None`` for a
@@ -524,7 +528,8 @@ class PACEGGM(PrivateCovarianceEstimator):
         bound: float = 1.0,
         alpha: float = DEFAULTS.alpha,
         beta: float = DEFAULTS.beta,
-        max_rounds: int | None = DEFAULTS.max_rounds,
+        max_rounds: int | str | None = DEFAULTS.max_rounds,
+    anneal_factor: float | None = DEFAULTS.anneal_factor,
         solver: str = DEFAULTS.solver,
         use_components: bool = DEFAULTS.use_components,
         solver_options: dict | None = DEFAULTS.solver_options,
@@ -545,6 +550,7 @@ class PACEGGM(PrivateCovarianceEstimator):
         self.alpha = alpha
         self.beta = beta
         self.max_rounds = max_rounds
+        self.anneal_factor = anneal_factor
         self.solver = solver
         self.use_components = use_components
         self.solver_options = solver_options

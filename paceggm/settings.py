@@ -14,7 +14,9 @@ The budget (``rho`` or ``epsilon``/``delta``), the coordinate ``bound``, its
 
 from __future__ import annotations
 
+import math
 import numbers
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 
@@ -24,7 +26,7 @@ from paceggm._validation import check_choice, check_open_fraction
 from paceggm.privacy.mechanisms import DEFAULT_NOISE, check_noise
 from paceggm.reconstruction import DEFAULT_SOLVER, check_solver
 
-__all__ = ["DEFAULT_SAMPLER", "PACEGGMSettings", "SAMPLERS"]
+__all__ = ["ANNEAL_FACTOR", "DEFAULT_SAMPLER", "PACEGGMSettings", "SAMPLERS"]
 
 #: How the exponential mechanism draws a round's pair (the same distribution; see :class:`PACEGGMSettings`).
 SAMPLERS = ("gumbel", "rows")
@@ -45,9 +47,17 @@ class PACEGGMSettings:
         Fraction of ``rho`` for the initial diagonal measurements.
     beta : float in (0, 1), default=0.5
         Fraction of each round's budget for selection.
-    max_rounds : int or None, default=None
+    max_rounds : int, str or None, default=None
         ``T``; the initial round budget is ``(ρ − αρ)/T``. ``None``: ``d(d−1)``
-        (at least 1). Annealing usually ends the run in fewer rounds.
+        (at least 1). A string ``"d(d-1)/k"`` (``k`` a positive integer) or
+        ``"d(d-1)"`` states ``T`` as a fraction of ``d(d−1)`` before the data's
+        ``d`` is known: ``⌊d(d−1)/k⌋``, at least 1 (:meth:`rounds`). Annealing
+        usually ends the run in fewer rounds.
+    anneal_factor : float or None, default=None
+        A round anneals (the next rounds' ``ρ_sel`` doubles, ``ρ_meas``
+        quadruples) when the reconstruction moved the entry it measured by at
+        most ``anneal_factor · σ``, ``σ`` that measurement's noise. ``None``:
+        ``sqrt(2/π)``, the mean of ``|N(0, σ²)|`` over ``σ`` (:data:`ANNEAL_FACTOR`).
     solver : str, default="auto"
         Reconstruction solver, a key of :data:`paceggm.SOLVERS`: ``"auto"``
         (per block the exact Newton path measured fastest, ``"newton_pcg"`` on
@@ -109,7 +119,8 @@ class PACEGGMSettings:
 
     alpha: float = field(default=0.3, metadata=_TUNED)
     beta: float = field(default=0.5, metadata=_TUNED)
-    max_rounds: int | None = field(default=None, metadata=_TUNED)
+    max_rounds: int | str | None = field(default=None, metadata=_TUNED)
+    anneal_factor: float | None = field(default=None, metadata=_TUNED)
     solver: str = field(default=DEFAULT_SOLVER, metadata=_TUNED)
     use_components: bool = field(default=True, metadata=_TUNED)
     solver_options: dict | None = None
@@ -121,10 +132,11 @@ class PACEGGMSettings:
     def __post_init__(self) -> None:
         check_open_fraction(self.alpha, "alpha")
         check_open_fraction(self.beta, "beta")
-        if self.max_rounds is not None and (isinstance(self.max_rounds, bool)
-                                            or not isinstance(self.max_rounds, numbers.Integral)
-                                            or self.max_rounds < 1):
-            raise ValueError(f"max_rounds must be a positive integer or None, got {self.max_rounds!r}")
+        _round_divisor(self.max_rounds)
+        if self.anneal_factor is not None and (isinstance(self.anneal_factor, bool)
+                                               or not isinstance(self.anneal_factor, numbers.Real)
+                                               or not 0.0 < float(self.anneal_factor) < math.inf):
+            raise ValueError(f"anneal_factor must be a positive finite number or None, got {self.anneal_factor!r}")
         check_solver(self.solver, self.solver_options)
         if not isinstance(self.use_components, (bool, np.bool_)):
             raise TypeError(f"use_components must be a bool, got {self.use_components!r}")
@@ -140,7 +152,7 @@ class PACEGGMSettings:
 
     @classmethod
     def tuned(cls) -> tuple[str, ...]:
-        """The parameters an experiment tunes (α, β, T, solver, decomposition)."""
+        """The parameters an experiment tunes (α, β, T, the annealing factor, solver, decomposition)."""
         return tuple(f.name for f in fields(cls) if f.metadata.get("tuned"))
 
     @classmethod
@@ -155,6 +167,42 @@ class PACEGGMSettings:
     def params(self) -> dict:
         """The settings as keyword arguments (of :func:`paceggm.pace_ggm` or :class:`paceggm.PACEGGM`)."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def rounds(self, d: int) -> int:
+        """``T`` for data of dimension ``d``: ``max_rounds`` resolved (see above).
+
+        >>> PACEGGMSettings().rounds(6), PACEGGMSettings(max_rounds="d(d-1)/4").rounds(6)
+        (30, 7)
+        """
+        divisor = _round_divisor(self.max_rounds)
+        return int(self.max_rounds) if divisor is None else max(1, d * (d - 1) // divisor)
+
+    def annealing(self) -> float:
+        """The annealing threshold's factor: ``anneal_factor``, or :data:`ANNEAL_FACTOR` when it is None."""
+        return ANNEAL_FACTOR if self.anneal_factor is None else float(self.anneal_factor)
+
+
+#: The default annealing threshold over σ: E|N(0, σ²)| = sqrt(2/π) σ.
+ANNEAL_FACTOR = math.sqrt(2.0 / math.pi)
+
+_ROUND_CAP = re.compile(r"d\(d-1\)(?:/([1-9][0-9]*))?")
+
+
+def _round_divisor(max_rounds) -> int | None:
+    """``k`` of a ``max_rounds`` stated as ``"d(d-1)/k"`` (1 for ``None`` and ``"d(d-1)"``); None for an int.
+
+    This is the one check of ``max_rounds``.
+    """
+    if max_rounds is None:
+        return 1
+    if isinstance(max_rounds, str):
+        found = _ROUND_CAP.fullmatch(max_rounds.replace(" ", ""))
+        if found is not None:
+            return int(found.group(1) or 1)
+    elif not isinstance(max_rounds, bool) and isinstance(max_rounds, numbers.Integral) and max_rounds >= 1:
+        return None
+    raise ValueError(f"max_rounds must be a positive integer, 'd(d-1)/k' (k a positive integer), 'd(d-1)' or None, "
+                     f"got {max_rounds!r}")
 
 
 #: The defaults, for the estimators' signatures.

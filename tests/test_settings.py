@@ -39,7 +39,7 @@ def test_the_registry_offers_the_tuned_settings_and_pins_the_published_solver():
     for key in ("paceggm", "paceggm_regression"):
         assert set(METHODS[key].params) == set(PACEGGMSettings.tuned()), key
         assert METHODS[key].params["solver"] == "newton"
-    assert PACEGGMSettings.tuned() == ("alpha", "beta", "max_rounds", "solver", "use_components")
+    assert PACEGGMSettings.tuned() == ("alpha", "beta", "max_rounds", "anneal_factor", "solver", "use_components")
 
 
 @pytest.mark.parametrize("bad, err, match", [

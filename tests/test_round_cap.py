@@ -1,0 +1,84 @@
+"""The round cap T stated as a fraction of d(d−1), and the annealing factor, as PACE-GGM settings.
+
+Both default to the published algorithm (``T = d(d−1)``, threshold ``sqrt(2/π)·σ``) bit for bit,
+so the committed cells keep their keys; the ``round_cap`` recipe sweeps them.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from paceggm import PACEGGM, pace_ggm
+from paceggm.settings import ANNEAL_FACTOR, PACEGGMSettings
+
+X = np.random.default_rng(7).uniform(-1, 1, size=(400, 6))
+
+
+@pytest.mark.parametrize("max_rounds, d, T", [
+    (None, 6, 30), ("d(d-1)", 6, 30), ("d(d-1)/2", 6, 15), ("d(d-1)/4", 6, 7), ("d (d-1) / 4", 102, 2575),
+    ("d(d-1)/4", 2, 1), (None, 1, 1), (12, 6, 12),
+])
+def test_the_round_cap_resolves_against_the_data_s_dimension(max_rounds, d, T):
+    assert PACEGGMSettings(max_rounds=max_rounds).rounds(d) == T
+
+
+@pytest.mark.parametrize("bad", ["d(d-1)/0", "d(d+1)", "d(d-1)/2.5", "dd", 0, -3, 2.0, True])
+def test_a_bad_round_cap_is_refused_in_one_line(bad):
+    with pytest.raises(ValueError, match=r"^max_rounds must be a positive integer, 'd\(d-1\)/k'"):
+        PACEGGMSettings(max_rounds=bad)
+    with pytest.raises(ValueError, match="max_rounds must be"):
+        PACEGGM(1.0, max_rounds=bad).fit(X)
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, math.inf, math.nan, True, "0.8"])
+def test_a_bad_annealing_factor_is_refused_in_one_line(bad):
+    with pytest.raises(ValueError, match="^anneal_factor must be a positive finite number or None"):
+        PACEGGMSettings(anneal_factor=bad)
+
+
+def test_the_defaults_are_the_published_algorithm_bit_for_bit():
+    base = pace_ggm(X, rho=1.0, solver="newton", random_state=3)
+    same = pace_ggm(X, rho=1.0, solver="newton", max_rounds="d(d-1)", anneal_factor=ANNEAL_FACTOR, random_state=3)
+    also = pace_ggm(X, rho=1.0, solver="newton", max_rounds=30, random_state=3)
+    assert ANNEAL_FACTOR == math.sqrt(2.0 / math.pi) == PACEGGMSettings().annealing()
+    for other in (same, also):
+        assert other.n_rounds == base.n_rounds
+        assert np.array_equal(other.covariance, base.covariance)
+
+
+def test_a_string_cap_is_the_integer_cap_it_resolves_to():
+    a = pace_ggm(X, rho=1.0, solver="newton", max_rounds="d(d-1)/4", random_state=5)
+    b = pace_ggm(X, rho=1.0, solver="newton", max_rounds=7, random_state=5)
+    assert a.n_rounds == b.n_rounds and np.array_equal(a.covariance, b.covariance)
+
+
+def test_the_annealing_factor_is_the_threshold_each_round_uses():
+    """A zero-width threshold never anneals (the change is positive); a huge one anneals every non-final round."""
+    never = pace_ggm(X, rho=1.0, solver="newton", anneal_factor=1e-300, random_state=1)
+    always = pace_ggm(X, rho=1.0, solver="newton", anneal_factor=1e300, random_state=1)
+    assert not any(r.annealed for r in never.history)
+    assert all(r.annealed for r in always.history if not r.final)
+    # the budget grows 4x per annealed round: the run ends in far fewer rounds
+    assert always.n_rounds < never.n_rounds
+    for res in (never, always):
+        assert res.rho_spent <= 1.0
+    for r in never.history:
+        assert r.annealed == (not r.final and r.change <= 1e-300 * r.sigma)
+
+
+def test_a_smaller_cap_spends_more_per_round_and_the_budget_exactly():
+    full = pace_ggm(X, rho=0.5, solver="newton", random_state=2)
+    quarter = pace_ggm(X, rho=0.5, solver="newton", max_rounds="d(d-1)/4", random_state=2)
+    assert quarter.history[0].rho_measure == pytest.approx(full.history[0].rho_measure * 30 / 7, rel=1e-12)  # T: 30 -> 7
+    for res in (full, quarter):
+        assert res.rho_spent <= 0.5 and res.rho_spent == pytest.approx(0.5, rel=1e-12)
+
+
+def test_the_estimator_and_the_harness_offer_both_settings():
+    from paceggm.bench.methods import METHODS
+
+    est = PACEGGM(1.0, max_rounds="d(d-1)/2", anneal_factor=0.5)
+    assert est.get_params()["max_rounds"] == "d(d-1)/2" and est.get_params()["anneal_factor"] == 0.5
+    assert {"max_rounds", "anneal_factor"} <= set(METHODS["paceggm"].params)
+    assert METHODS["paceggm"].params["anneal_factor"] is None  # unset: not recorded, so no key moves
