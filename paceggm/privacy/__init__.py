@@ -16,12 +16,15 @@ from paceggm.privacy.mechanisms import (
     exponential_mechanism_probabilities,
     gaussian_mechanism,
     gaussian_sigma,
+    laplace_epsilon,
+    laplace_mechanism,
     sparse_vector,
     sparse_vector_epsilon,
 )
 from paceggm.privacy.sensitivity import (
     cross_moment_sensitivity,
     distinct_entries_sensitivity,
+    eigenvalue_l1_sensitivity,
     eigenvalue_sensitivity,
     entry_sensitivity,
     full_sensitivity,
@@ -29,6 +32,7 @@ from paceggm.privacy.sensitivity import (
     spectral_sensitivity,
     trace_sensitivity,
 )
+from paceggm.privacy.sphere import bingham_mechanism, sample_bingham
 
 __all__ = [
     "AccountantUnavailableError",
@@ -39,8 +43,10 @@ __all__ = [
     "ZCDPAccountant",
     "ZCDPLedger",
     "approx_dp_to_zcdp",
+    "bingham_mechanism",
     "cross_moment_sensitivity",
     "distinct_entries_sensitivity",
+    "eigenvalue_l1_sensitivity",
     "eigenvalue_sensitivity",
     "entry_sensitivity",
     "exact",
@@ -50,7 +56,10 @@ __all__ = [
     "full_sensitivity",
     "gaussian_mechanism",
     "gaussian_sigma",
+    "laplace_epsilon",
+    "laplace_mechanism",
     "mean_sensitivity",
+    "sample_bingham",
     "sparse_vector",
     "sparse_vector_epsilon",
     "spectral_sensitivity",

@@ -39,6 +39,11 @@ Accounting (each is charged exactly the ρ the caller states):
   units; sampling ``∝ exp(c u_i)`` with a rational ``c ≤ ε / (2 (Δ/γ + 1))``
   and ``ε ≤ sqrt(8ρ)`` is ε-DP with bounded range ε, hence ``ε²/8 ≤ ρ``-zCDP
   (Cesar & Rogers 2021), as the doubles' version.
+* Laplace mechanism (:func:`laplace`): a query with ℓ1 sensitivity ``Δ`` over
+  ``k`` coordinates, rounded to ``γ = 2^e ≤ (Δ/ε) 2^-GRID_BITS``, moves by at
+  most ``Δ_γ = Δ/γ + k`` in grid units (ℓ1); iid discrete Laplace noise of
+  scale ``Δ_γ/ε_q`` with a rational ``ε_q ≤ sqrt(2ρ)`` is ``ε_q``-DP, hence
+  ``ε_q²/2 ≤ ρ``-zCDP (Bun & Steinke 2016, Prop. 1.4), as the doubles' version.
 * Sparse vector (:func:`above_threshold`): queries of sensitivity ``Δ``
   rounded to ``γ`` move by at most the integer ``⌊Δ/γ⌋ + 1`` in grid units;
   AboveThreshold with discrete Laplace noise of scales ``2Δ_γ/ε`` and
@@ -281,6 +286,37 @@ def gaussian(value, *, rho: float, sensitivity: float, bits: RandomBits):
     noisy = np.ldexp(centre + noise, e)
     sigma = math.ldexp(math.sqrt(sigma2), e)
     return (float(noisy) if noisy.ndim == 0 else noisy), sigma
+
+
+def laplace(value, *, epsilon: float, rho: float, sensitivity: float, bits: RandomBits):
+    """The Laplace mechanism with discrete Laplace noise on a power-of-two grid, exactly ``epsilon``-DP.
+
+    ``sensitivity`` is the ℓ1 sensitivity ``Δ`` of the whole vector (``k``
+    coordinates). The query is rounded to ``γ = 2^e ≤ (Δ/ε) 2^-GRID_BITS``; each
+    coordinate's rounding moves it by at most ``γ`` more, so in grid units the
+    rounded query has ℓ1 sensitivity at most ``Δ_γ = Δ/γ + k``. Adding iid
+    discrete Laplace noise of scale ``t = Δ_γ/ε_q`` changes the probability of
+    any output by a factor at most ``exp(Σ_j |shift_j|/t) ≤ exp(ε_q)``, with
+    ``ε_q ≤ sqrt(2 rho)`` a rational: ``ε_q``-DP, hence ``ε_q²/2 ≤ rho``-zCDP.
+    ``epsilon`` is the double ``sqrt(2 rho)``.
+
+    Returns
+    -------
+    noisy : float or ndarray
+        ``γ (round(value/γ) + Y)``, ``Y`` iid discrete Laplace of scale ``t``.
+    scale : float
+        The noise scale ``γ t`` in the units of ``value``.
+    """
+    value = np.asarray(value, dtype=float)
+    k = max(value.size, 1)
+    eps_q = _rational_at_most(epsilon, 2 * Fraction(rho))
+    e = _grid_exponent(sensitivity / epsilon)
+    gamma = Fraction(2) ** e
+    scale = (Fraction(sensitivity) / gamma + k) / eps_q
+    centre = _on_grid(value, e)
+    noise = np.array([discrete_laplace(scale, bits) for _ in range(value.size)], dtype=float).reshape(value.shape)
+    noisy = np.ldexp(centre + noise, e)
+    return (float(noisy) if noisy.ndim == 0 else noisy), math.ldexp(float(scale), e)
 
 
 def exponential(scores: np.ndarray, *, epsilon: float, rho: float, sensitivity: float, bits: RandomBits) -> int:

@@ -134,6 +134,24 @@ def eigenvalue_sensitivity(*, n: int, d: int, bound: float, norm: str = "linf") 
     return full_sensitivity(n=n, d=d, bound=bound, norm=norm)
 
 
+def eigenvalue_l1_sensitivity(*, n: int, d: int, bound: float, norm: str = "linf") -> float:
+    """ℓ1 sensitivity of the sorted eigenvalue vector of ``Σ(X)``: ``2R²/n``.
+
+    Replacing ``x`` by ``x'`` removes ``xxᵀ/n`` and adds ``x'x'ᵀ/n``. A rank-one
+    PSD change moves every sorted eigenvalue the same way (Weyl), so the ℓ1
+    move of each half is the trace's, ``‖x‖²/n ≤ R²/n``, with ``R² = d B²``
+    (``"linf"``) or ``C²`` (``"l2"``); the two halves add to at most ``2R²/n``.
+    Attained: ``m ≥ 2`` rows ``R e₁`` (the rest 0), one of them made ``R e₂``, moves
+    the top eigenvalue down and the second up by ``R²/n`` each.
+
+    Examples
+    --------
+    >>> eigenvalue_l1_sensitivity(n=10, d=3, bound=1.0, norm="l2")
+    0.2
+    """
+    return 2.0 * trace_sensitivity(n=n, d=d, bound=bound, norm=norm)
+
+
 def spectral_sensitivity(*, n: int, d: int, bound: float, norm: str = "linf") -> float:
     """Sensitivity of any single eigenvalue of ``Σ(X)`` (e.g. the smallest).
 
