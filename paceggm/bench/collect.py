@@ -17,7 +17,8 @@ __all__ = ["CollectReport", "collect", "grid_view", "publish", "recorded_policy"
 
 _INT = ("n", "d", "n_measured_diag", "n_measured_offdiag", "n_rounds", "n_solves", "n_capped_solves",
         "max_solve_iter")
-_FLOAT = ("rho", "mahalanobis", "frobenius", "mse", "rho_spent", "wall_time", "solve_time")
+_FLOAT = ("rho", "mahalanobis", "frobenius", "mse", "rho_spent", "wall_time", "solve_time", "cpu_time", "load_start",
+          "load_end")
 
 
 def to_frame(rows: Sequence[dict], *, policies: Mapping[str, str] | None = None,
@@ -42,6 +43,7 @@ def to_frame(rows: Sequence[dict], *, policies: Mapping[str, str] | None = None,
     for col in ("experiment", "cell_key", "dataset", "preprocessing", "method", "variant",
                 "status", "error", "params", "label", "varies"):
         df[col] = df[col].fillna("").astype(str)
+    df["cpu_scope"] = [v if isinstance(v, str) else "" for v in df["cpu_scope"]]  # absent in older records
     if policies is not None:
         df[POLICY] = [str(policies.get(k, "")) for k in df["cell_key"]]
     if grid_keys is not None:

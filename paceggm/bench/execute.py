@@ -8,7 +8,9 @@ sweep, and the row is retried on the next run.
 from __future__ import annotations
 
 import math
+import os
 import sys
+import threading
 import time
 import traceback
 from dataclasses import asdict, dataclass, replace
@@ -20,7 +22,14 @@ from paceggm.bench.cells import Cell, bound_policy
 from paceggm.bench.fitted import read_fit
 from paceggm.bench.methods import method_spec, resolve
 from paceggm.bench.runlog import captured_warnings
-from paceggm.bench.schema import SPEND_RTOL, STORED_COLUMNS, SUBSPACE_KS, TASK_COLUMNS, guarantee_holds
+from paceggm.bench.schema import (
+    CLOCK_COLUMNS,
+    SPEND_RTOL,
+    STORED_COLUMNS,
+    SUBSPACE_KS,
+    TASK_COLUMNS,
+    guarantee_holds,
+)
 from paceggm.bench.seeds import canonical_json, seed_sequence
 from paceggm.metrics import (
     frobenius_error,
@@ -30,9 +39,9 @@ from paceggm.metrics import (
     support_recovery,
 )
 
-__all__ = ["COLUMNS", "CellData", "prepare_data", "run_cell", "failed_row", "scaled", "task_metrics"]
+__all__ = ["COLUMNS", "CellData", "FitClock", "prepare_data", "run_cell", "failed_row", "scaled", "task_metrics"]
 
-COLUMNS = (*STORED_COLUMNS, *TASK_COLUMNS)  # the stored results table (paceggm.bench.schema)
+COLUMNS = (*STORED_COLUMNS, *CLOCK_COLUMNS, *TASK_COLUMNS)  # the stored results table (paceggm.bench.schema)
 
 
 @dataclass(frozen=True)
@@ -152,6 +161,10 @@ def _base_row(cell: Cell, experiment: str) -> dict:
         "rho_spent": math.nan,
         "wall_time": math.nan,
         "solve_time": math.nan,
+        "cpu_time": math.nan,
+        "cpu_scope": "",
+        "load_start": math.nan,
+        "load_end": math.nan,
         "guarantee_holds": None,
         "converged": None,
         "n_solves": None,
@@ -198,6 +211,42 @@ def scaled(data: CellData, factor: float) -> CellData:
     return replace(data, **out)
 
 
+def _load() -> float:
+    """The one-minute load average of the machine (NaN where the system has none)."""
+    try:
+        return float(os.getloadavg()[0])
+    except (AttributeError, OSError):
+        return math.nan
+
+
+class FitClock:
+    """Times one fit: wall seconds, CPU seconds and the machine's load at its start and end.
+
+    The CPU clock is that of the fit's *process* (user + system, every thread of it;
+    :func:`time.process_time`) when the fit runs in its process's main thread, as in a
+    local sweep (each loky worker, or the sequential parent, runs one cell at a time);
+    otherwise — a thread of a worker that may run other cells in its other threads, as
+    dask's threaded workers do — the clock of the fit's *thread* (:func:`time.thread_time`),
+    which counts all of the fit's work because BLAS runs in the calling thread
+    (:func:`run_cell` limits it to one). ``cpu_scope`` records which ("process" or
+    "thread"). The fit starts no process of its own, so no child's time is missed.
+    On a shared machine CPU seconds move far less with the neighbours than wall
+    seconds; the load shows how shared it was.
+    """
+
+    def __init__(self) -> None:
+        self.scope = "process" if threading.current_thread() is threading.main_thread() else "thread"
+        self._cpu = time.process_time if self.scope == "process" else time.thread_time
+        self.load_start = _load()
+        self._wall0, self._cpu0 = time.perf_counter(), self._cpu()
+
+    def stop(self) -> dict:
+        """The row's ``wall_time``, ``cpu_time``, ``cpu_scope``, ``load_start`` and ``load_end``."""
+        cpu, wall = self._cpu() - self._cpu0, time.perf_counter() - self._wall0
+        return {"wall_time": wall, "cpu_time": cpu, "cpu_scope": self.scope, "load_start": self.load_start,
+                "load_end": _load()}
+
+
 def _fit_and_measure(cell: Cell, data: CellData, row: dict, test_fraction: float) -> None:
     data = scaled(data, cell.data_scale)
     spec = method_spec(cell.method, target=cell.target, task=cell.task, measures=cell.measures)
@@ -210,16 +259,16 @@ def _fit_and_measure(cell: Cell, data: CellData, row: dict, test_fraction: float
         if data.features is None:
             raise ValueError(data.target_error or f"data set {cell.dataset!r} has no regression target")
         train, test = _split(data.features.shape[0], test_fraction, cell.data_seed)
-        t0 = time.perf_counter()
+        clock = FitClock()
         est.fit(data.features[train], data.target[train])
-        row["wall_time"] = time.perf_counter() - t0
+        row.update(clock.stop())
         pred = np.asarray(est.predict(data.features[test]), dtype=float).ravel()
         row["mse"] = float(np.mean((pred - data.target[test]) ** 2))
         fit = read_fit(est, spec, data.features.shape[1] + 1)  # PACE-GGM's covariance is of [X, y]
     else:
-        t0 = time.perf_counter()
+        clock = FitClock()
         est.fit(data.X)
-        row["wall_time"] = time.perf_counter() - t0
+        row.update(clock.stop())
         fit = read_fit(est, spec, data.d)
         cov = np.asarray(est.covariance_, dtype=float)
         row["mahalanobis"] = mahalanobis_error(cov_true=data.truth, cov_pred=cov)

@@ -34,6 +34,19 @@ table. Columns, in order:
 | n_capped_solves | int or NA | PACE-GGM: solves that stopped at an iteration cap (the answer is not the converged one) |
 | max_solve_iter | int or NA | PACE-GGM: most iterations one block solve took |
 
+After them come the fit's clock (:data:`CLOCK_COLUMNS`, measured around ``fit`` alone by
+:class:`paceggm.bench.execute.FitClock`; NaN, or "" for ``cpu_scope``, in a failed row that never
+reached its fit and in tables written before they existed, which are read as they are):
+
+| column | type | meaning |
+|---|---|---|
+| cpu_time | float | CPU seconds of the fit, user + system, of the clock ``cpu_scope`` names |
+| cpu_scope | str | "process": the fit's process (loky, sequential: one cell at a time); "thread": its thread (dask) |
+| load_start, load_end | float | the machine's one-minute load average (``os.getloadavg``) at the fit's start and end |
+
+Runtime summaries use ``cpu_time`` where every row they summarise has it, else ``wall_time``,
+and say which (:func:`paceggm.bench.summary.runtime_metric`).
+
 Tables written before these two columns existed are read with ``guarantee_holds``
 derived from the preprocessing under the default bound policy (``"auto"``: waived
 for ``paper``, enforced for ``strict``; see :func:`paceggm.bench.cells.bound_policy`)
@@ -106,6 +119,9 @@ RESULT_COLUMNS = (
     "n_solves", "n_capped_solves", "max_solve_iter",
 )
 
+#: The fit's CPU seconds and its clock's scope, and the machine's load at its start and end (see above).
+CLOCK_COLUMNS = ("cpu_time", "cpu_scope", "load_start", "load_end")
+
 #: The k of the subspace columns, and the task metrics' and population errors' columns (optional, see above).
 SUBSPACE_KS = (1, 3, 5)
 TASK_COLUMNS = (
@@ -123,10 +139,11 @@ IN_GRID = "in_grid"
 
 
 _STR = ("experiment", "cell_key", "dataset", "preprocessing", "method", "variant", "status", "error", "params",
-        LABEL, VARIES)
+        LABEL, VARIES, "cpu_scope")
 _COUNTS = ("n", "d", "n_measured_diag", "n_measured_offdiag", "n_rounds", "n_solves", "n_capped_solves",
            "max_solve_iter")
-_REALS = ("mahalanobis", "frobenius", "mse", "rho_spent", "wall_time", "solve_time", *TASK_COLUMNS)
+_REALS = ("mahalanobis", "frobenius", "mse", "rho_spent", "wall_time", "solve_time", "cpu_time", "load_start",
+          "load_end", *TASK_COLUMNS)
 _FLAGS = ("guarantee_holds", "converged")
 _INT64 = 2**63
 #: Relative slack of the overspending check (the ledger adds floats), as in paceggm.bench.execute.

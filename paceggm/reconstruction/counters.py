@@ -37,6 +37,8 @@ PIECES = (
     "Hessian factorisations",
     "Hessian factorisations, single",
     "local start",
+    "symbolic analyses",  # newton_chordal: a new chordal embedding of the pattern
+    "projected inverses",  # newton_chordal: W on the embedding
 )
 
 _ACTIVE: ContextVar[Counters | None] = ContextVar("paceggm_counters", default=None)

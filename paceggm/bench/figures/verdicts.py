@@ -16,7 +16,7 @@ import pandas as pd
 from scipy import stats
 
 from paceggm.bench.data.registry import get_config
-from paceggm.bench.summary import trial_stats
+from paceggm.bench.summary import runtime_metric, trial_stats
 
 from .claims import spearman
 from .results import select_variants
@@ -278,7 +278,8 @@ def c7(tables) -> Verdict:
     if (why := _missing(tables, "runtime")):
         return _untestable("C7", st, crit, why)
     rows, solver = _runtime_rows(tables)
-    s = trial_stats(rows, "wall_time", by=("dataset", "rho"))["mean"]
+    clock, word = runtime_metric(rows)  # CPU seconds where every row has them, else wall
+    s = trial_stats(rows, clock, by=("dataset", "rho"))["mean"]
     d = _d(rows)
     rmax = s.index.get_level_values("rho").max()
     top = s.xs(rmax, level="rho")
@@ -286,7 +287,7 @@ def c7(tables) -> Verdict:
     r_d = spearman(top.index.map(d), top)
     r_rho = {ds: spearman(g.index.get_level_values("rho"), g) for ds, g in s.groupby(level="dataset")}
     parts = [bool(len(small) and small.max() < 3), bool(r_d > 0), all(r > 0 for r in r_rho.values())]
-    ev = (f"{solver}, at ρ = {rmax:g}: slowest data set with d ≤ 57 {fmt_sig(small.max())} s "
+    ev = (f"{solver}, at ρ = {rmax:g}: slowest data set with d ≤ 57 {fmt_sig(small.max())} {'CPU ' if word == 'CPU' else ''}s "
           f"({small.idxmax()}); Spearman(d, time) = {fmt_sig(r_d, 2)}; Spearman(ρ, time) per data set "
           f"{fmt_sig(min(r_rho.values()), 2)} … {fmt_sig(max(r_rho.values()), 2)}")
     missing = _unavailable(tables, "runtime")
@@ -418,7 +419,10 @@ def c11(tables) -> Verdict:
     pgd0_ipm = {m: (mean("pgd0", m) / mean("ipm", m)).dropna() for m in ERRORS}
     part_a = all(v.median() <= 1.1 for v in pgd0_ipm.values())
     err = (mean("pgd1", "frobenius") / mean("pgd0", "frobenius")).dropna()
-    time = (mean("pgd1", "solve_time") / mean("pgd0", "solve_time")).dropna()
+    # the fit's CPU seconds where every row has them (the solver's own time is wall time), else the solver's
+    clock = "cpu_time" if runtime_metric(df)[1] == "CPU" else "solve_time"
+    timed = "fit CPU" if clock == "cpu_time" else "solver"
+    time = (mean("pgd1", clock) / mean("pgd0", clock)).dropna()
     r_d = spearman(err.index.get_level_values("dataset").map(_d(df)), err)
     part_b = bool((err > 1).mean() > 0.5 and (time > 1).mean() > 0.5 and r_d > 0)
     conv = by["ipm"]["converged"] if "converged" in by["ipm"] else pd.Series(dtype=object)
@@ -435,12 +439,12 @@ def c11(tables) -> Verdict:
     else:
         part_c = bool(len(known) == 0 or known.astype(bool).all())
         stable = converged
-    fast = (mean("ipm", "solve_time") / mean("pgd0", "solve_time")).dropna()
+    fast = (mean("ipm", clock) / mean("pgd0", clock)).dropna()
     part_d = bool((fast < 1).mean() > 0.5)
     ev = ("PGD-0 ÷ IPM median " + ", ".join(f"{fmt_sig(v.median())} ({m})" for m, v in pgd0_ipm.items())
-          + f"; PGD-1 ÷ PGD-0: Frobenius larger in {int((err > 1).sum())} of {len(err)} cells, solver time in "
+          + f"; PGD-1 ÷ PGD-0: Frobenius larger in {int((err > 1).sum())} of {len(err)} cells, {timed} time in "
           f"{int((time > 1).sum())} of {len(time)}, Spearman(d, error ratio) = {fmt_sig(r_d, 2)}; {stable}; IPM's "
-          f"solver time below PGD-0's in {int((fast < 1).sum())} of {len(fast)} cells (IPM ÷ PGD-0 "
+          f"{timed} time below PGD-0's in {int((fast < 1).sum())} of {len(fast)} cells (IPM ÷ PGD-0 "
           f"{fmt_sig(fast.min(), 2)} … {fmt_sig(fast.max(), 2)})")
     return Verdict("C11", st, crit, ev, _by_parts([part_a, part_b, part_c, part_d]))
 
@@ -468,27 +472,30 @@ def c12(tables) -> Verdict:
     else:
         solvers = [("IPM-Cholesky (no exact-solver rows)", ipm)]
     # The verdict reads the first: the exact solver when the results have it.
-    found = [_components_on_off(rows) for _, rows in solvers]
+    clock = "cpu_time" if runtime_metric(df)[1] == "CPU" else "solve_time"  # as in C11
+    timed = "fit CPU" if clock == "cpu_time" else "solver"
+    found = [_components_on_off(rows, clock) for _, rows in solvers]
     same, faster = found[0][0] <= 1e-3, float((found[0][1] < 1).mean())
     verdict = (SUPPORTED if same and faster >= 0.9 else PARTLY if same and faster > 0.5 else CONTRADICTED)
     ev = "; ".join(
         f"{name}{'' if k == 0 else ' (beside, not judged)'}: largest relative difference of the mean errors "
-        f"{fmt_sig(rel, 2)}; solver time lower with components in {int((ratio < 1).sum())} of {len(ratio)} cells "
+        f"{fmt_sig(rel, 2)}; {timed} time lower with components in {int((ratio < 1).sum())} of {len(ratio)} "
+        f"cells "
         f"(time ratio {fmt_sig(ratio.min(), 2)} … {fmt_sig(ratio.max(), 2)})"
         for k, ((name, _), (rel, ratio)) in enumerate(zip(solvers, found)))
     return Verdict("C12", st, crit, ev, verdict)
 
 
-def _components_on_off(df: pd.DataFrame) -> tuple[float, pd.Series]:
-    """Largest relative difference of the mean errors on vs off, and the per-cell solver-time ratio on/off."""
+def _components_on_off(df: pd.DataFrame, clock: str = "solve_time") -> tuple[float, pd.Series]:
+    """Largest relative difference of the mean errors on vs off, and the per-cell time ratio on/off (``clock``)."""
     on, off = df[df["p_use_components"].astype(bool)], df[~df["p_use_components"].astype(bool)]
     rel = []
     for m in ERRORS:
         a = trial_stats(on, m, by=("dataset", "rho"))["mean"]
         b = trial_stats(off, m, by=("dataset", "rho"))["mean"]
         rel.append(float((abs(a - b) / b).dropna().max()))
-    t = (trial_stats(on, "solve_time", by=("dataset", "rho"))["mean"]
-         / trial_stats(off, "solve_time", by=("dataset", "rho"))["mean"]).dropna()
+    t = (trial_stats(on, clock, by=("dataset", "rho"))["mean"]
+         / trial_stats(off, clock, by=("dataset", "rho"))["mean"]).dropna()
     return max(rel), t
 
 
