@@ -9,7 +9,7 @@ from paceggm.reconstruction.chordal import chordal_maxdet_completion
 
 # Relative accuracy each max-entropy solver promises on well-posed problems.
 # IPM-Cholesky is first-order and stalls (see its module docstring).
-TOL = {"ipm": 2e-4, "newton": 1e-8, "newton_pcg": 1e-8, "newton_xp": 1e-8, "auto": 1e-8}
+TOL = {"ipm": 2e-4, "newton": 1e-8, "newton_pcg": 1e-8, "newton_chordal": 1e-8, "newton_xp": 1e-8, "auto": 1e-8}
 MAX_ENTROPY = [name for name, spec in SOLVERS.items() if spec.max_entropy]
 
 

@@ -15,6 +15,10 @@ One entry point, :func:`reconstruct`, in front of interchangeable solvers:
     solved by conjugate gradients, preconditioned by an earlier Hessian
     factorisation (:mod:`.newton_pcg`): far fewer ``|S|³`` factorisations when
     one component holds most variables.
+``"newton_chordal"``
+    The same Newton iterations on a chordal embedding of the pattern
+    (:mod:`.newton_chordal`): sparse Cholesky factors, projected inverses and
+    Hessian products through the clique tree, for sparse patterns on many variables.
 ``"newton_xp"``
     The reference's iterations with the dense kernels on an array backend
     (:mod:`.newton_xp`, :mod:`.backend`): NumPy, torch or CuPy, a GPU when there is one.
@@ -49,6 +53,7 @@ from paceggm.reconstruction.blocks import solve_block, unchanged
 from paceggm.reconstruction.components import pattern_components
 from paceggm.reconstruction.ipm import solve_ipm
 from paceggm.reconstruction.newton import NewtonState, solve_newton
+from paceggm.reconstruction.newton_chordal import solve_newton_chordal
 from paceggm.reconstruction.newton_pcg import solve_newton_pcg
 from paceggm.reconstruction.newton_xp import solve_newton_xp
 from paceggm.reconstruction.pgd import solve_pgd
@@ -91,6 +96,7 @@ DEFAULT_SOLVER = "auto"
 SOLVERS: dict[str, SolverSpec] = {
     "newton": SolverSpec(solve_newton, max_entropy=True, warm_start=True),
     "newton_pcg": SolverSpec(solve_newton_pcg, max_entropy=True, warm_start=True),
+    "newton_chordal": SolverSpec(solve_newton_chordal, max_entropy=True, warm_start=True),
     "newton_xp": SolverSpec(solve_newton_xp, max_entropy=True, warm_start=True),
     "auto": SolverSpec(solve_auto, max_entropy=True, warm_start=True),
     "ipm": SolverSpec(solve_ipm, max_entropy=True, warm_start=True),

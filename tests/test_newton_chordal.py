@@ -1,0 +1,226 @@
+"""newton_chordal: Newton on a chordal embedding of the pattern gives the reference's answers, warm or cold."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from paceggm.reconstruction import SOLVERS, reconstruct
+from paceggm.reconstruction.chordal import chordal_maxdet_completion
+from paceggm.reconstruction.counters import Counters
+from paceggm.reconstruction.newton import _Pattern, solve_newton
+from paceggm.reconstruction.newton_chordal import (
+    ChordalNewtonState,
+    _Kernels,
+    embedding_of,
+    solve_newton_chordal,
+)
+from paceggm.reconstruction.problem import make_problem, measured_pattern, natural_units
+
+# The exact solvers agree to this, relative to the largest entry (tests/test_newton_pcg.py's tolerance).
+TOL = 1e-8
+# Where y is not completable the answer is the barrier solution at μ_min, with P of the order of 1/μ: it is
+# defined only to about 1e-8 in floating point, and other roundings of the same Newton path move it by that
+# much (newton_pcg's docstring: 0.9-2e-8 measured), so answers there agree to a few times that.
+TOL_MU_MIN = 1e-7
+
+
+def _covariance(d: int, rng: np.random.Generator) -> np.ndarray:
+    B = rng.normal(size=(d, 3))
+    C = B @ B.T + np.eye(d)
+    s = np.sqrt(np.diag(C))
+    return C / np.outer(s, s)
+
+
+def _problem(y: np.ndarray, lam: np.ndarray):
+    pattern = measured_pattern(lam)
+    s, lam_bar = natural_units(y, lam, pattern=pattern)
+    return make_problem(y, lam, scale=s, lam_unit=lam_bar, pattern=pattern)
+
+
+def _measure(C: np.ndarray, pairs, rng: np.random.Generator, noise: float = 0.0):
+    """``(y, λ)``: ``C`` (plus symmetric noise) on the diagonal and ``pairs``, precisions in [0.5, 2]."""
+    d = C.shape[0]
+    mask = np.eye(d, dtype=bool)
+    for i, j in pairs:
+        mask[i, j] = mask[j, i] = True
+    lam = np.where(mask, rng.uniform(0.5, 2.0, size=(d, d)), 0.0)
+    lam = np.triu(lam) + np.triu(lam, 1).T
+    E = noise * rng.normal(size=(d, d))
+    y = np.where(mask, C + np.triu(E) + np.triu(E, 1).T, 0.0)
+    return y, lam
+
+
+def _sparse_pairs(d: int, n_extra: int, rng: np.random.Generator) -> list[tuple[int, int]]:
+    """A random spanning tree plus ``n_extra`` random pairs: connected, with cycles (not chordal)."""
+    pairs = {(j, int(rng.integers(0, j))) for j in range(1, d)}
+    while len(pairs) < d - 1 + n_extra:
+        i, j = (int(v) for v in rng.integers(0, d, 2))
+        if i != j:
+            pairs.add((max(i, j), min(i, j)))
+    return sorted(pairs)
+
+
+def _rel(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
+
+
+def test_it_is_registered_as_an_exact_warm_starting_solver():
+    spec = SOLVERS["newton_chordal"]
+    assert spec.solve is solve_newton_chordal and spec.max_entropy and spec.warm_start
+
+
+@pytest.mark.parametrize("shape", ["band", "tree"])
+def test_chordal_patterns_give_the_closed_form_completion(shape):
+    rng = np.random.default_rng(1)
+    d = 14
+    C = _covariance(d, rng)
+    if shape == "band":  # bandwidth 2: cliques {i, i+1, i+2}, separators {i+1, i+2}
+        pairs = [(i + k, i) for i in range(d) for k in (1, 2) if i + k < d]
+        cliques = [[i, i + 1, i + 2] for i in range(d - 2)]
+        separators = [[i + 1, i + 2] for i in range(d - 3)]
+    else:  # a tree: its edges are the cliques, every inner vertex a separator once per extra edge
+        parent = [int(rng.integers(0, j)) for j in range(1, d)]
+        pairs = [(j, parent[j - 1]) for j in range(1, d)]
+        cliques = [[parent[j - 1], j] for j in range(1, d)]
+        degree = np.bincount(np.array(pairs).ravel(), minlength=d)
+        separators = [[v] for v in range(d) for _ in range(degree[v] - 1)]
+    y, lam = _measure(C, pairs, rng)
+    rec = reconstruct(y, lam, solver="newton_chordal")
+    expected = chordal_maxdet_completion(C, cliques, separators)
+    assert rec.mu == 0.0
+    assert _rel(rec.covariance, expected) < TOL
+
+
+def test_on_a_chordal_pattern_the_preconditioner_is_exact():
+    """No fill: the S × S block of the inverse E-Hessian is the inverse μ = 0 Hessian, so CG needs one step."""
+    rng = np.random.default_rng(2)
+    d = 12
+    pairs = [(i + 1, i) for i in range(d - 1)] + [(2, 0), (7, 5)]
+    y, lam = _measure(_covariance(d, rng), pairs, rng)
+    p = _problem(y, lam)
+    pat = _Pattern(p)
+    emb = embedding_of(p)
+    assert emb.entries == p.rows.size  # chordal: its own embedding
+    ops = _Kernels(emb, pat, emb.locate(pat.r, pat.c))
+    pt = ops.point(solve_newton(p).state.precision[pat.r, pat.c] * 0.8)
+    v = rng.normal(size=pat.r.size)
+    assert np.allclose(ops.precondition(pt, ops.hessian_times(pt, v, 0.0)), v, rtol=1e-9, atol=1e-12)
+    with Counters() as c:
+        solve_newton_chordal(p)
+    assert c.calls["Hessian factorisations"] == 0  # CG never fell back to the dense Hessian
+
+
+@pytest.mark.parametrize("seed,noise,mu", [(3, 0.0, 0.0), (4, 0.0, 0.0), (5, 0.4, 1e-8), (6, 0.4, 1e-8)])
+def test_non_chordal_sparse_patterns_agree_with_newton(seed, noise, mu):
+    """Completable measurements (the exact μ = 0 limit) and noisy ones (the μ_min answer where it is not)."""
+    rng = np.random.default_rng(seed)
+    d = 40
+    y, lam = _measure(_covariance(d, rng), _sparse_pairs(d, 30, rng), rng, noise)
+    p = _problem(y, lam)
+    assert embedding_of(p).entries > p.rows.size  # not chordal: the embedding has fill
+    ref = solve_newton(p)
+    sol = solve_newton_chordal(p)
+    assert sol.mu == ref.mu == mu and sol.converged == ref.converged
+    assert _rel(sol.W, ref.W) < (TOL if ref.mu == 0.0 else TOL_MU_MIN)
+    assert np.array_equal(sol.W, sol.W.T)
+
+
+def test_the_kernels_match_their_dense_formulas():
+    """Factor, log-determinant, projected inverse, Hessian products and the preconditioner, against dense algebra."""
+    rng = np.random.default_rng(7)
+    d = 30
+    y, lam = _measure(_covariance(d, rng), _sparse_pairs(d, 25, rng), rng)
+    p = _problem(y, lam)
+    pat = _Pattern(p)
+    emb = embedding_of(p)
+    ops = _Kernels(emb, pat, emb.locate(pat.r, pat.c))
+    x = solve_newton(p).state.precision[pat.r, pat.c]
+    x[pat.r != pat.c] *= 0.9  # away from the optimum
+    pt = ops.point(x)
+    P = pat.matrix(x)
+    W = np.linalg.inv(P)
+    assert pt.logdet == pytest.approx(np.linalg.slogdet(P)[1], rel=1e-12)
+    assert np.allclose(pt.w, W[pat.r, pat.c], rtol=1e-10, atol=1e-12)
+    assert np.allclose(pt.w_diag, np.diag(W), rtol=1e-10)
+    v = rng.normal(size=x.size)
+    for mu in (0.0, 1e-2):
+        dense = pat.m * (W @ pat.matrix(v) @ W)[pat.r, pat.c] + mu * pat.q * v
+        assert np.allclose(ops.hessian_times(pt, v, mu), dense, rtol=1e-9, atol=1e-12)
+    # The preconditioner M⁻¹ = (K_E⁻¹)_SS: symmetric, and M is the Schur complement of the fill, below the Hessian H.
+    r, c = pat.r, pat.c
+    H = 0.5 * np.outer(pat.m, pat.m) * (W[np.ix_(r, r)] * W[np.ix_(c, c)] + W[np.ix_(r, c)] * W[np.ix_(c, r)])
+    u = rng.normal(size=x.size)
+    assert np.dot(u, ops.precondition(pt, v)) == pytest.approx(np.dot(v, ops.precondition(pt, u)), rel=1e-9)
+    Minv = np.column_stack([ops.precondition(pt, e) for e in np.eye(x.size)])
+    assert np.linalg.eigvalsh(0.5 * (Minv + Minv.T) - np.linalg.inv(H)).min() > -1e-9 * np.abs(Minv).max()
+    assert np.allclose(ops.dense_inverse(pt), W, rtol=1e-10, atol=1e-12)
+    assert ops.point(np.where(pat.r == pat.c, -1.0, 0.0)) is None  # not positive definite
+
+
+def _fill_entries(emb, pattern_keys: set, d: int) -> list[tuple[int, int]]:
+    """Entries of the embedding outside the pattern, in original indices ``(i > j)``."""
+    perm = np.asarray(emb.symb.p, dtype=int).ravel()
+    out = []
+    for key in emb.keys:
+        a, b = divmod(int(key), d)
+        i, j = int(perm[a]), int(perm[b])
+        i, j = max(i, j), min(i, j)
+        if i != j and (i, j) not in pattern_keys:
+            out.append((i, j))
+    return out
+
+
+def test_warm_rounds_over_a_growing_pattern_agree_with_cold_solves():
+    """Entries added one by one: inside the embedding it is kept, outside it a new symbolic analysis is made."""
+    rng = np.random.default_rng(8)
+    d = 30
+    C = _covariance(d, rng)
+    pairs = _sparse_pairs(d, 15, rng)
+    y_all, lam_all = _measure(C, [(i, j) for i in range(d) for j in range(i)], rng)
+    mask = np.eye(d, dtype=bool)
+    for i, j in pairs:
+        mask[i, j] = mask[j, i] = True
+
+    def problem():
+        return _problem(np.where(mask, y_all, 0.0), np.where(mask, lam_all, 0.0))
+
+    sol = solve_newton_chordal(problem())
+    emb = sol.state.embedding
+    fill = _fill_entries(emb, set(pairs), d)
+    outside = next((i, j) for i in range(d) for j in range(i)
+                   if not mask[i, j] and emb.locate(np.array([i]), np.array([j])) is None)
+    added = [*fill[:3], outside]
+    assert len(added) == 4
+    for i, j in added:
+        mask[i, j] = mask[j, i] = True
+        p = problem()
+        with Counters() as c:
+            warm = solve_newton_chordal(p, init=[(np.arange(d), sol.state)])
+        inside = (i, j) != outside
+        assert c.calls["symbolic analyses"] == (0 if inside else 1)
+        assert (warm.state.embedding is sol.state.embedding) == inside
+        cold = solve_newton_chordal(p)
+        assert warm.mu == cold.mu == 0.0
+        assert _rel(warm.W, cold.W) < TOL
+        assert _rel(warm.W, solve_newton(p).W) < TOL
+        sol = warm
+    assert isinstance(sol.state, ChordalNewtonState)
+
+
+def test_other_exact_solvers_warm_start_from_its_state_and_it_from_theirs():
+    rng = np.random.default_rng(9)
+    d = 25
+    C = _covariance(d, rng)
+    pairs = _sparse_pairs(d, 10, rng)
+    y, lam = _measure(C, pairs, rng)
+    first = {name: reconstruct(y, lam, solver=name) for name in ("newton_chordal", "newton_pcg")}
+    i, j = next((i, j) for i in range(d) for j in range(i) if lam[i, j] == 0)
+    lam2, y2 = lam.copy(), y.copy()
+    lam2[i, j] = lam2[j, i] = 1.0
+    y2[i, j] = y2[j, i] = C[i, j]
+    ref = reconstruct(y2, lam2, solver="newton").covariance
+    for solver, previous in (("newton_pcg", "newton_chordal"), ("newton_chordal", "newton_pcg")):
+        blocks = first[previous]
+        warm = reconstruct(y2, lam2, solver=solver, previous=blocks.__class__(**{**blocks.__dict__, "solver": solver}))
+        assert _rel(warm.covariance, ref) < TOL
