@@ -7,6 +7,7 @@ interface (``fit(X)`` → ``covariance_``, ``rho_spent_``, ``ledger_``):
 * :class:`DiagonalOnly` — the variances only;
 * :class:`GaussCov`, :class:`SeparateCov`, :class:`AdaptiveCov` — Dong, Liang & Yi (2022);
 * :class:`CoinPress` — Biswas, Dong, Kamath & Ullman (2020);
+* :class:`EMCov` — Amin, Dick, Kulesza, Muñoz Medina & Vassilvitskii (2019);
 * :class:`SSPGraphicalLasso`, :class:`SSPThreshold` — SSP, then the graphical lasso or thresholding at the
   noise level;
 * :class:`FixedPatternMaxEnt` — a fixed band measured and completed as PACE-GGM completes its entries.
@@ -20,6 +21,7 @@ Regression estimators (``fit(X, y)``, ``coef_``, ``intercept_``, ``predict``):
 from .coinpress import CoinPress
 from .diagonal import DiagonalOnly
 from .dong_liang_yi import AdaptiveCov, GaussCov, SeparateCov
+from .emcov import EMCov
 from .fixed_pattern import FixedPatternMaxEnt
 from .regression import AdaSSP, PACEGGMRegression
 from .ssp import SSP, SSPProjected, SSPTight
@@ -31,6 +33,7 @@ __all__ = [
     "AdaptiveCov",
     "CoinPress",
     "DiagonalOnly",
+    "EMCov",
     "FixedPatternMaxEnt",
     "GaussCov",
     "PACEGGMRegression",
