@@ -160,10 +160,10 @@ def test_neighbours_differ_in_exactly_one_record():
 BROKEN = {"gaussian_half_noise", "exponential_half_sensitivity", "pace_ggm_measure_sensitivity_half",
           "pace_ggm_noise_sigma_half", "pace_ggm_select_sensitivity_half", "pace_ggm_select_epsilon_double",
           "baseline_ssp_noise_sigma_half", "baseline_ssptight_noise_sigma_half", "baseline_gausscov_noise_sigma_half",
-          "wishart_published", "bound_rounding_wide_unclipped"}
+          "wishart_published", "bound_rounding_wide_unclipped", "sphere_half_sensitivity"}
 CORRECT = {"gaussian", "exponential", "pace_ggm", "adaptivecov_threshold", "pace_ggm_measure", "pace_ggm_select",
            "baseline_ssp", "baseline_ssptight", "baseline_gausscov", "wishart_query_laplace",
-           "bound_rounding"}
+           "bound_rounding", "sphere"}
 
 
 def test_the_small_audit_covers_every_mechanism_and_broken_control():

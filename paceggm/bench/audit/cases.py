@@ -297,20 +297,24 @@ _AUDITED_BASELINES = {SSP: 20_000, SSPTight: 5000, GaussCov: 20_000}
 # sensitivity is conservative gets less noise still. SSP, SSPProjected, GaussCov and CoinPress (at each
 # step) calibrate to sqrt(2)× the true sensitivity of their release at d = 2 (σ/2 makes them 2×),
 # DiagonalOnly to 2× that of a variance (σ/(2 sqrt 2)); the others' most exactly calibrated release (an off-diagonal
-# entry, the trace, the eigenvalues, Xᵀy) is at 2× with σ/sqrt(2). Every exponential mechanism and
-# sparse vector gets ε·sqrt(2) (2× in zCDP terms).
+# entry, the trace, the eigenvalues, Xᵀy) is at 2× with σ/sqrt(2). Every exponential mechanism, sparse
+# vector and Laplace mechanism gets ε·sqrt(2) (2× in zCDP terms), EMCov's ε·2.5 (below).
 
 _PACEGGM_DRAWS, _BASELINE_DRAWS = 100_000, 200_000
 _SIGMA_AT_TWICE = {"ssp": 0.5, "ssp_projected": 0.5, "gausscov": 0.5, "coinpress": 0.5,
                    "diagonal": 0.5 / math.sqrt(2.0)}
+# EMCov's Laplace release of the eigenvalues is loose against its claim ε²/2: its ℓ1 move (2/n) splits
+# over two eigenvalues at ε/2 each, and the true ρ of that pair (the largest D_α/α of the two Laplace
+# shifts, computed) is 0.43 of the claim; ε × 2.5 makes it 2.1 times the claim (ε × sqrt 2: 0.80).
+_EPSILON_AT_TWICE = {"emcov": 2.5}
 
 
 def _times(factor):
     return lambda f: lambda *args, **kw: factor * f(*args, **kw)
 
 
-def _at_twice_the_claim(sigma_factor: float):
-    """The control's calibration: every Gaussian σ times ``sigma_factor``, every ε times sqrt(2)."""
+def _at_twice_the_claim(sigma_factor: float, epsilon_factor: float = math.sqrt(2.0)):
+    """The control's calibration: every Gaussian σ times ``sigma_factor``, every ε times ``epsilon_factor``."""
 
     @contextlib.contextmanager
     def mutation():
@@ -318,8 +322,9 @@ def _at_twice_the_claim(sigma_factor: float):
             stack.enter_context(_mutated(_mechanisms, "gaussian_sigma", _times(sigma_factor)))
             for module, name in ((_mechanisms, "exponential_mechanism_epsilon"),
                                  (_selection, "exponential_mechanism_epsilon"),
-                                 (_mechanisms, "sparse_vector_epsilon")):
-                stack.enter_context(_mutated(module, name, _times(math.sqrt(2.0))))
+                                 (_mechanisms, "sparse_vector_epsilon"),
+                                 (_mechanisms, "laplace_epsilon")):
+                stack.enter_context(_mutated(module, name, _times(epsilon_factor)))
             yield
 
     return mutation
@@ -362,6 +367,8 @@ def _invocation_cases(spec) -> tuple[InvocationCase, ...]:
                   statistic="each invocation: its release (Gaussian, projected on the move) or its count of one "
                             "candidate (exponential), over k copies")
     factor = _SIGMA_AT_TWICE.get(spec.key, 1.0 / math.sqrt(2.0))
+    eps_factor = _EPSILON_AT_TWICE.get(spec.key, math.sqrt(2.0))
+    eps_text = "sqrt 2" if eps_factor == math.sqrt(2.0) else f"{eps_factor:g}"
     # A fit of PACE-GGM has a dozen invocations or more, each drawn k-fold and re-audited for the
     # power; a baseline's one to three can have more draws at the same cost.
     common["draws"] = _PACEGGM_DRAWS if spec.key.startswith("paceggm") else _BASELINE_DRAWS
@@ -369,8 +376,8 @@ def _invocation_cases(spec) -> tuple[InvocationCase, ...]:
         InvocationCase(f"invocations_{spec.key}", f"{label} fit (class defaults, ρ = 1): every invocation",
                        broken=False, **common),
         InvocationCase(f"invocations_{spec.key}_twice", f"BROKEN: {label} fit, true ρ twice the claim "
-                       f"(σ × {factor:.3g}, ε × sqrt 2): every invocation", broken=True,
-                       mutation=_at_twice_the_claim(factor), **common),
+                       f"(σ × {factor:.3g}, ε × {eps_text}): every invocation", broken=True,
+                       mutation=_at_twice_the_claim(factor, eps_factor), **common),
     )
 
 
@@ -468,3 +475,8 @@ CASES += WISHART_CASES
 from .bound_cases import BOUND_CASES  # noqa: E402
 
 CASES += BOUND_CASES
+
+# The exponential mechanism on the sphere (EMCov's eigenvectors), which the invocation audit does not redraw.
+from .sphere_cases import SPHERE_CASES  # noqa: E402
+
+CASES += SPHERE_CASES

@@ -3,8 +3,8 @@
 A whole-fit audit reads one statistic of the final release, so it sees a fit's
 budget only through that release. Here a fit runs once on a data set ``D``
 under :func:`recording`, which wraps every mechanism at every call site of the
-library and the baselines (the Gaussian and exponential mechanisms, PACE-GGM's
-row sampler, the sparse vector) and the ledger's ``charge``, and keeps, per
+library and the baselines (the Gaussian, Laplace and exponential mechanisms, the
+exponential mechanism on the sphere, PACE-GGM's row sampler, the sparse vector) and the ledger's ``charge``, and keeps, per
 invocation, what it was called with (the released query's value, ρ, the
 sensitivity the code claims, extra keywords such as ``noise``) and the charge
 the estimator recorded for it (the last one before it). Then, per invocation:
@@ -35,8 +35,14 @@ guarantee: the count of that candidate over the ``k`` picks is the statistic.
 Each score's move is attained by some neighbour, all of them at once need not
 be: this audits the mechanism's claim for scores that each move within their
 sensitivity, which is the claim the code relies on.
-The sparse vector's invocations are recorded and must be paid for, but are not
-resampled (their queries are AdaptiveCov's own clipping counts).
+The Laplace mechanism's releases are drawn again as the Gaussian's are, read by
+their log-likelihood ratio between the query and the moved query (the noise's
+projection on the move, which is that ratio for Gaussian noise, sees only part
+of a Laplace release's loss). The sparse vector's invocations, and the exponential
+mechanism's on the sphere (EMCov's eigenvectors), are recorded and must be paid
+for, but are not resampled (the first's queries are AdaptiveCov's own clipping
+counts; the second's release is a direction, audited on its own by
+:mod:`.sphere_cases`).
 """
 
 from __future__ import annotations
@@ -62,8 +68,8 @@ __all__ = ["Invocation", "InvocationAudit", "InvocationCase", "audit_invocation"
            "recording", "resolve", "run_fit"]
 
 # Mechanisms by the name every call site imports them under.
-_MECHANISMS = {"gaussian_mechanism": "gaussian", "exponential_mechanism": "exponential",
-               "sparse_vector": "sparse_vector"}
+_MECHANISMS = {"gaussian_mechanism": "gaussian", "laplace_mechanism": "laplace", "exponential_mechanism": "exponential",
+               "sparse_vector": "sparse_vector", "bingham_mechanism": "bingham"}
 # The k-fold copies of an invocation are audited at about this total claimed ρ (where the
 # threshold test recovers 60-70% of a Gaussian's loss at 10^5 draws), at most MAX_COPIES of them.
 TARGET_RHO = 1.0
@@ -77,7 +83,7 @@ class Invocation:
     """One call of a mechanism during a fit."""
 
     index: int
-    mechanism: str  # "gaussian", "exponential", "pair_sampler" or "sparse_vector"
+    mechanism: str  # "gaussian", "laplace", "exponential", "pair_sampler", "sparse_vector" or "bingham"
     call: Callable  # what the call site called (a mutant, if one was installed there)
     value: np.ndarray  # the query: released value or scores
     kwargs: dict  # everything else it was called with, the generator excepted
@@ -228,7 +234,7 @@ def resolve(inv: Invocation, fitted, bound: float, count: int, data_view: Callab
         radius = getattr(fitted, "radius_", None)
         r = 1.0 if radius is None else radius / (math.sqrt(fitted.n_features_in_) * bound)
         return Query(f"unit-triu{r!r}", lambda X: _second_moment(_unit_rows(X, bound, r))[np.triu_indices(X.shape[1])])
-    if purpose == "separatecov: eigenvalues":
+    if purpose in ("separatecov: eigenvalues", "emcov: eigenvalues"):
         radius = getattr(fitted, "radius_", None)
         r = 1.0 if radius is None else radius / (math.sqrt(fitted.n_features_in_) * bound)
         return Query(f"unit-eig{r!r}", lambda X: np.linalg.eigvalsh(_second_moment(_unit_rows(X, bound, r)))[::-1])
@@ -245,7 +251,7 @@ def resolve(inv: Invocation, fitted, bound: float, count: int, data_view: Callab
         return Query("xx-triu", lambda X: _second_moment(X[:, :-1])[np.triu_indices(X.shape[1] - 1)])
     if purpose == "release: X'y/n":
         return Query("xy", lambda X: X[:, :-1].T @ X[:, -1] / X.shape[0])
-    if inv.mechanism == "sparse_vector":
+    if inv.mechanism in ("sparse_vector", "bingham"):
         return None
     raise ValueError(f"the audit does not know the query of invocation {inv.index} ({inv.mechanism}, "
                      f"charge {purpose!r}): add it to paceggm.bench.audit.invocations.resolve")
@@ -293,6 +299,22 @@ def _gaussian_statistic(inv: Invocation, value: np.ndarray, direction: np.ndarra
         tiled = np.broadcast_to(value.reshape(-1), (m, copies, base.size)).copy()
         noisy, _ = inv.call(tiled, rng=rng, **inv.kwargs)
         out[start:start + m] = ((np.asarray(noisy) - base) @ direction).sum(axis=1)
+    return out
+
+
+def _laplace_statistic(inv: Invocation, value: np.ndarray, move: np.ndarray, copies: int, draws: int, rng):
+    """Per draw, the sum over ``copies`` releases of ``Σ_j |y_j − v_j| − |y_j − v'_j|``, ``v`` the query on ``D`` and
+    ``v' = v + move``: the log-likelihood ratio of Laplace noise (times its scale), the most powerful statistic."""
+    base = inv.value.reshape(-1)
+    moved = base + move.reshape(-1)
+    per_chunk = max(1, _CHUNK // (copies * base.size))
+    out = np.empty(draws)
+    for start in range(0, draws, per_chunk):
+        m = min(per_chunk, draws - start)
+        tiled = np.broadcast_to(value.reshape(-1), (m, copies, base.size)).copy()
+        noisy, _ = inv.call(tiled, rng=rng, **inv.kwargs)
+        noisy = np.asarray(noisy)
+        out[start:start + m] = (np.abs(noisy - base) - np.abs(noisy - moved)).sum(axis=(1, 2))
     return out
 
 
@@ -401,8 +423,12 @@ def audit_invocation(inv: Invocation, query: Query, D: np.ndarray, bound: float,
                                f"audit's query {query.key} is {computed!r} on these data")
         shift = float(np.linalg.norm(move))
         direction = move.reshape(-1) / shift if shift > 0 else np.eye(inv.value.size)[0]
-        samples = tuple(_gaussian_statistic(inv, inv.value + side * move.reshape(inv.value.shape), direction,
-                                            copies, draws, rngs[side]) for side in (0, 1))
+        if inv.mechanism == "laplace":
+            samples = tuple(_laplace_statistic(inv, inv.value + side * move.reshape(inv.value.shape), move, copies,
+                                               draws, rngs[side]) for side in (0, 1))
+        else:
+            samples = tuple(_gaussian_statistic(inv, inv.value + side * move.reshape(inv.value.shape), direction,
+                                                copies, draws, rngs[side]) for side in (0, 1))
     return InvocationAudit(inv.index, inv.mechanism, inv.charge.purpose, float(inv.charge.rho), shift, copies,
                            threshold_audit(*samples, metric="rho", confidence=confidence), samples)
 
