@@ -155,6 +155,9 @@ METHODS: dict[str, MethodSpec] = {
                    style=MethodStyle("SeparateCov", PALETTE["yellow"], "<", (0, (4, 2, 1, 2)), 22)),
         MethodSpec("coinpress", "paceggm.baselines:CoinPress", "covariance", "all",
                    style=MethodStyle("CoinPress", PALETTE["black"], "h", (0, (6, 2)), 23)),
+        # SeparateCov's family (eigenvalues and eigenvectors released apart): its colour.
+        MethodSpec("emcov", "paceggm.baselines:EMCov", "covariance", "all",
+                   style=MethodStyle("EMCov", PALETTE["yellow"], "*", (0, (3, 2, 1, 2)), 24)),
         MethodSpec("diagonal", "paceggm.baselines:DiagonalOnly", "covariance", "diagonal",
                    style=MethodStyle("Diagonal only", PALETTE["grey"], "x", ":", 30)),
         MethodSpec("adassp", "paceggm.baselines:AdaSSP", "regression", "none",
