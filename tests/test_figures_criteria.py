@@ -6,6 +6,7 @@ import zlib
 import numpy as np
 import pytest
 
+from paceggm.bench.figures import replicate as R
 from paceggm.bench.figures import verdicts as V
 from paceggm.bench.figures.results import validate_results
 from paceggm.bench.figures.synthetic import synthetic_results
@@ -188,13 +189,16 @@ def test_c10_nine_equal_pairs_with_noisy_trials_are_not_a_spread():
 
 
 def test_the_equal_pairs_spread_is_seeded_and_grows_with_the_trial_noise():
-    mean = np.ones((20, 9))
-    quiet = V.equal_pairs_spread(mean, np.full((20, 9), 0.01), seed_key="t")
-    loud = V.equal_pairs_spread(mean, np.full((20, 9), 0.1), seed_key="t")
-    assert np.array_equal(quiet, V.equal_pairs_spread(mean, np.full((20, 9), 0.01), seed_key="t"))
-    assert 1.0 < np.median(quiet) < np.median(loud)
-    # nine standard normals span about 2.97 sd in the median: the spread is exp of that many relative SEs
-    assert np.median(loud) == pytest.approx(np.exp(0.1 * 2.97), rel=0.05)
+    rng = np.random.default_rng(0)
+    z = rng.standard_normal((20, 5, 9))
+    quiet = [1 + 0.01 * c for c in z]
+    loud = [1 + 0.1 * c for c in z]
+    a = R.equal_pairs_spread(quiet, seed_key="t")
+    assert np.array_equal(a, R.equal_pairs_spread(quiet, seed_key="t"))
+    assert 1.0 < np.median(a) < np.median(R.equal_pairs_spread(loud, seed_key="t"))
+    # a shared trial effect moves every pair alike: no spread from it
+    shared = [1 + 0.1 * c[:, :1] + 0.001 * c for c in z]
+    assert np.median(R.equal_pairs_spread(shared, seed_key="t")) < 1.01
 
 
 def test_c13_a_median_ratio_near_one_does_not_hide_losing_every_cell():

@@ -49,8 +49,9 @@ def test_an_exact_replicate_scores_as_the_closed_form_says():
     # the expectation does not depend on the draw (it reads published values and SEs only)
     assert mean["within 10 %"] == pytest.approx(e["within 10 %"].mean, rel=0.03)
     assert mean["within 25 %"] == pytest.approx(e["within 25 %"].mean, rel=0.03)
-    # beyond 3 SE: Student's t with Welch's 18 degrees of freedom, not the normal's 0.27 %
-    assert e["beyond 3 SE"].mean == pytest.approx(200 * 2 * stats.t.sf(3, 18), rel=1e-6)
+    # beyond 3 SE: Student's t with our SE's 9 degrees of freedom (the publication's SE is ours, assumed),
+    # not the normal's 0.27 % (nor Welch's 18, which would count it as a second estimate)
+    assert e["beyond 3 SE"].mean == pytest.approx(200 * 2 * stats.t.sf(3, 9), rel=1e-6)
 
 
 def test_a_systematic_difference_is_not_consistent_and_noise_is():
@@ -84,21 +85,24 @@ def test_cells_without_noise_score_as_exact_replicates():
 
 def test_the_winner_simulation_is_seeded_and_reads_the_spread_of_the_pairs():
     alpha, beta = np.repeat([0.1, 0.3, 0.5], 3), np.tile([0.1, 0.3, 0.5], 3)
-    apart = [(alpha, beta, np.arange(1.0, 10.0), np.full(9, 0.01))] * 20
-    level = [(alpha, beta, np.ones(9), np.full(9, 0.1))] * 20
+    rng = np.random.default_rng(0)
+    apart = [(alpha, beta, np.arange(1.0, 10.0) + 0.01 * rng.standard_normal((5, 9)))] * 20
+    level = [(alpha, beta, 1.0 + 0.1 * rng.standard_normal((5, 9)))] * 20
     a = R.winner_replicate(apart, seed_key="k", draws=2000)
     assert a["exact"].mean() == 20 and a["median_cost"].mean() == 1.0
     b = R.winner_replicate(level, seed_key="k", draws=2000)
-    assert b["exact"].mean() == pytest.approx(20 / 9, rel=0.1)  # nine equal pairs: a match one time in nine
-    assert b["alpha"].mean() == pytest.approx(20 / 3, rel=0.1)
+    # nine pairs within noise of each other: a match far from certain, more often than one time in nine
+    # (the plugged-in means keep their noise's spread)
+    assert 20 / 9 < b["exact"].mean() < 10
     again = R.winner_replicate(level, seed_key="k", draws=2000)
     assert all(np.array_equal(b[k], again[k]) for k in b)
     e = R.from_draws("exact winner matches", 3, b["exact"], high_is_worse=False, cells=20)
-    assert float(e.low).is_integer() and float(e.high).is_integer() and e.consistent
+    assert float(e.low).is_integer() and float(e.high).is_integer()
 
 
 def test_the_committed_reproduction_reads_against_its_replicate():
-    """Tables 5 and 6 from the committed results: the issue's simulated expectations (13.9, 8.4)."""
+    """Tables 5 and 6 from the committed results, whole trials resampled: 21.0 and 16.4 exact matches
+    expected of a replicate (independent draws per pair, ignoring the shared seeds, gave 13.9 and 8.4)."""
     from paceggm.bench.figures.results import load_results, select_variants
 
     tables, _ = load_results("figures/results")
@@ -108,5 +112,5 @@ def test_the_committed_reproduction_reads_against_its_replicate():
     _, fro = P.best_pair_comparison(rows, "frobenius")
     _, maha = P.best_pair_comparison(rows, "mahalanobis")
     exact = {w.metric: {x.name: x for x in w.replicate.counts}["exact winner matches"] for w in (fro, maha)}
-    assert exact["frobenius"].mean == pytest.approx(13.9, abs=0.3) and exact["frobenius"].consistent
-    assert exact["mahalanobis"].mean == pytest.approx(8.4, abs=0.3) and not exact["mahalanobis"].consistent
+    assert exact["frobenius"].mean == pytest.approx(21.0, abs=0.3) and not exact["frobenius"].consistent
+    assert exact["mahalanobis"].mean == pytest.approx(16.4, abs=0.3) and not exact["mahalanobis"].consistent

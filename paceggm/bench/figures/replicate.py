@@ -16,26 +16,34 @@ Bernoulli cells:
 * within a band b (10 %, 25 %): ``P(|ours − p_i| ≤ b p_i) = 2Φ(b p_i / σ_i) − 1``;
   within 2×: ``Φ(p_i / σ_i) − Φ(−p_i / (2 σ_i))``;
 * beyond k standard errors of the difference, ``|ours − p_i| > k σ̂_i`` with both sides'
-  estimated errors: ``2 t_ν(−k)``, Student's t with Welch–Satterthwaite ν (each side's
-  standard error estimated from our trial count; the publication prints none of its own).
+  estimated errors: ``2 t_ν(−k)``, Student's t with ν the degrees of freedom of σ̂_i: our
+  n − 1 where the publication's error is assumed equal to ours (one estimate, used twice),
+  Welch–Satterthwaite's where it prints one (taken as estimated from as many trials as ours).
 
 The count's distribution is then the Poisson-binomial of those probabilities, computed
 exactly by convolution; the replicate's expected count is its mean and its 95 % range the
 2.5 % and 97.5 % quantiles. A cell with σ_i = 0 (every trial equal on both sides) is scored as
 an exact replicate scores it: within every band, beyond no bound.
 
-Winner tables (Tables 5 and 6, the best (α, β) pair per cell) — **seeded simulation**, as the
-winner of nine noisy means has no convenient closed form. Each draw redraws both sides' nine
-pair means around the same true means (our means, the best estimate of them) with our
-standard errors (the publication's 5 trials per cell, as ours, and no printed error), picks
-each side's winner, and scores the table as the comparison does: exact matches, α and β
-matches, cells where the publication's winner is within one of our standard errors of ours,
-and the median cost of the publication's winner. Plugging our means in as the truth spreads
-the nine pairs by one extra trial noise, so the replicate's match rates are, if anything,
-slightly high.
+Winner tables (Tables 5 and 6, the best (α, β) pair per cell) — **whole-trial bootstrap**. The
+nine pairs of a trial share one noise seed, so their errors are correlated (about 0.5–0.6 on the
+committed run) and a difference between two pairs is far less noisy than two independent means
+would make it. Each draw resamples whole trials (one row of all nine pairs' errors, with
+replacement; every pair's deviations from its mean widened by √(n/(n−1)) so that a resampled
+mean has the observed variance) once for our side and once for the publication's (5 trials,
+as ours), picks each side's winner, and scores the table as the comparison does: exact
+matches, α and β matches, cells where the publication's winner is within one of our standard
+errors of ours, and the median cost of the publication's winner. The truth is our pair means:
+they are spread by one trial noise more than the true ones, which puts the replicate's match
+rates on the high side (the best-pairs study measures the agreement of two independent 5-trial
+runs on disjoint trial blocks of fresh runs).
+
+Numeric tables' "beyond k SE" takes the degrees of freedom from what was estimated: where the
+publication prints no standard error and ours stands in for it, the difference's SE is √2 times
+ours and has ours' n − 1 degrees of freedom (9 for a 10-trial mean), not Welch's 2(n − 1).
 
 Everything is deterministic on any machine: the closed forms use elementwise arithmetic only,
-and the simulation draws from a fixed-seed PCG64 stream with no linear algebra in its path
+and the simulations draw from a fixed-seed PCG64 stream with no linear algebra in their path
 (no BLAS), so its integer counts do not depend on the CPU or BLAS kernel.
 """
 
@@ -50,8 +58,8 @@ from scipy import stats
 
 from .tables import fmt_sig
 
-__all__ = ["Expected", "ReplicateCheck", "consistency_line", "numeric_replicate", "poisson_binomial",
-           "winner_replicate", "DRAWS", "K_SE"]
+__all__ = ["Expected", "ReplicateCheck", "consistency_line", "equal_pairs_spread", "numeric_replicate",
+           "poisson_binomial", "resampled_means", "trial_pool", "winner_replicate", "DRAWS", "K_SE"]
 
 #: "Beyond k standard errors" of a difference, with both sides' errors.
 K_SE = 3.0
@@ -168,43 +176,110 @@ def numeric_replicate(data: pd.DataFrame, bands=(0.10, 0.25), k: float = K_SE) -
 def difference_errors(sem, n_ok, published_se) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The difference's standard error and degrees of freedom, and whether the publication's was assumed.
 
-    The publication's standard error is its printed one, else assumed equal to ours; either
-    way it is taken as estimated from as many trials as ours (it prints no trial count).
+    The publication's standard error is its printed one, taken as estimated from as many trials
+    as ours (it prints no trial count): Welch–Satterthwaite's degrees of freedom. Where it prints
+    none, ours stands in for it: the difference's error is then √2 × ours, one estimate with
+    ours' n − 1 degrees of freedom.
+
+    Examples
+    --------
+    >>> difference_errors([1.0], [10], [float("nan")])[1].tolist()  # assumed: 9, not Welch's 18
+    [9.0]
+    >>> difference_errors([1.0], [10], [1.0])[1].tolist()  # printed: two estimates
+    [18.0]
     """
     sem, n_ok, pse = (np.asarray(x, dtype=float) for x in (sem, n_ok, published_se))
     assumed = ~np.isfinite(pse)
     s_p = np.where(assumed, sem, pse)
     sigma = np.hypot(sem, s_p)
     df_side = np.where(n_ok > 1, n_ok - 1, 0)
-    return sigma, _welch_df(sem, s_p, df_side, df_side), assumed
+    df = np.where(assumed, np.where(df_side > 0, df_side, np.inf), _welch_df(sem, s_p, df_side, df_side))
+    return sigma, df, assumed
 
 
-def winner_replicate(cells: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]], *, seed_key: str,
-                     draws: int = DRAWS) -> dict[str, tuple[np.ndarray, float]]:
-    """Simulated replicate counts of a best-pair comparison.
+def trial_pool(trials) -> np.ndarray:
+    """Whole trials to resample: ``trials`` (trials × pairs, one noise seed per row) without incomplete
+    rows, each column's deviations from its mean widened by √(n/(n−1)).
 
-    ``cells`` holds, per compared cell, the pairs' ``alpha``, ``beta``, our ``mean`` and
-    ``sem`` (arrays over the pairs with a mean). Returns, per count, the ``draws`` simulated
+    A mean of n rows drawn with replacement from the pool then has the variance s²/n of an
+    n-trial mean (s² the columns' unbiased variance), and the rows keep the pairs'
+    trial-to-trial correlation, which independent draws per pair would lose.
+
+    Examples
+    --------
+    >>> trial_pool([[1.0, 2.0], [3.0, 4.0], [np.nan, 1.0]]).tolist()  # the incomplete row goes
+    [[0.5857864376269049, 1.5857864376269049], [3.414213562373095, 4.414213562373095]]
+    """
+    x = np.asarray(trials, dtype=float)
+    x = x[np.all(np.isfinite(x), axis=1)]
+    n = len(x)
+    if n < 2:
+        return x
+    centre = x.mean(axis=0)
+    return centre + np.sqrt(n / (n - 1)) * (x - centre)
+
+
+def resampled_means(pool: np.ndarray, rng: np.random.Generator, draws: int, size: int | None = None) -> np.ndarray:
+    """Means over ``size`` (default: the pool's size) whole trials drawn with replacement: ``(draws, pairs)``."""
+    size = len(pool) if size is None else size
+    return pool[rng.integers(0, len(pool), (draws, size))].mean(axis=1)
+
+
+def winner_replicate(cells: list[tuple[np.ndarray, np.ndarray, np.ndarray]], *, seed_key: str,
+                     draws: int = DRAWS, their_trials: int | None = None) -> dict[str, np.ndarray]:
+    """Replicate counts of a best-pair comparison by a whole-trial bootstrap.
+
+    ``cells`` holds, per compared cell, the pairs' ``alpha`` and ``beta`` and our per-trial
+    errors ``trials`` (trials × pairs, a row per trial: one noise seed for all pairs). Each
+    draw resamples whole trials for our side (as many as we ran) and for the publication's
+    (``their_trials``, default as many as ours). Returns, per count, the ``draws`` simulated
     values (``exact``, ``alpha``, ``beta``, ``within_1se``, ``median_cost``).
     """
     rng = keyed_rng(seed_key)
     counts = {k: np.zeros(draws) for k in ("exact", "alpha", "beta", "within_1se")}
     costs = []
-    for alpha, beta, mean, sem in cells:
-        sem = np.nan_to_num(np.asarray(sem, dtype=float))
-        ours = mean + sem * rng.standard_normal((draws, len(mean)))
-        theirs = mean + sem * rng.standard_normal((draws, len(mean)))
+    rows = np.arange(draws)
+    for alpha, beta, trials in cells:
+        pool = trial_pool(trials)
+        n = len(pool)
+        if n == 0:
+            continue
+        idx = rng.integers(0, n, (draws, n))
+        ours = pool[idx].mean(axis=1)
+        sem = pool[idx].std(axis=1, ddof=1) / np.sqrt(n) if n > 1 else np.zeros_like(ours)
+        theirs = resampled_means(pool, rng, draws, their_trials or n)
         a, b = np.argmin(ours, axis=1), np.argmin(theirs, axis=1)
         counts["exact"] += a == b
         counts["alpha"] += alpha[a] == alpha[b]
         counts["beta"] += beta[a] == beta[b]
-        rows = np.arange(draws)
         best, at_pub = ours[rows, a], ours[rows, b]
-        counts["within_1se"] += at_pub - best <= sem[b]
+        counts["within_1se"] += at_pub - best <= sem[rows, b]
         costs.append(np.where(best > 0, at_pub / np.where(best > 0, best, 1), np.nan))
     out = {k: v for k, v in counts.items()}
     out["median_cost"] = np.nanmedian(np.stack(costs, axis=1), axis=1) if costs else np.zeros(draws)
     return out
+
+
+def equal_pairs_spread(cells: list[np.ndarray], *, seed_key: str, draws: int = 2000) -> np.ndarray:
+    """Median over cells of worst ÷ best pair mean when every pair of a cell has the same true mean.
+
+    ``cells`` holds each cell's per-trial errors (trials × pairs, one noise seed per row). Each
+    pair's trials are divided by its mean (every pair's mean 1, its relative noise and its
+    trial-to-trial correlation with the others kept), whole trials are resampled
+    (:func:`trial_pool`), and the resampled pair means' worst ÷ best is taken per cell. Returns
+    the ``draws`` simulated medians.
+    """
+    rng = keyed_rng(seed_key)
+    spreads = []
+    for trials in cells:
+        x = np.asarray(trials, dtype=float)
+        x = x[:, np.any(np.isfinite(x), axis=0)]  # a pair with no trial is no pair
+        pool = trial_pool(x / np.nanmean(x, axis=0))
+        if len(pool) == 0:
+            continue
+        m = resampled_means(pool, rng, draws)
+        spreads.append(m.max(axis=1) / m.min(axis=1))
+    return np.median(np.stack(spreads, axis=1), axis=1) if spreads else np.ones(draws)
 
 
 def from_draws(name: str, observed: float, draws: np.ndarray, *, high_is_worse: bool, cells: int) -> Expected:
