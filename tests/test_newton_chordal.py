@@ -224,3 +224,73 @@ def test_other_exact_solvers_warm_start_from_its_state_and_it_from_theirs():
         blocks = first[previous]
         warm = reconstruct(y2, lam2, solver=solver, previous=blocks.__class__(**{**blocks.__dict__, "solver": solver}))
         assert _rel(warm.covariance, ref) < TOL
+
+
+# ---------------------------------------------------------------- auto's choice (paceggm.reconstruction.auto)
+def _large_sparse_problem(d: int, seed: int):
+    rng = np.random.default_rng(seed)
+    y, lam = _measure(np.eye(d), _sparse_pairs(d, d // 2, rng), rng)
+    return _problem(y, lam)
+
+
+def _state(p, **fields) -> ChordalNewtonState:
+    return ChordalNewtonState(np.eye(p.d), 1.0, 0.0, **fields)
+
+
+def test_auto_keeps_small_or_dense_blocks_dense_without_analysing_them():
+    from paceggm.reconstruction.auto import CHORDAL_MIN_D, choose_cpu
+
+    rng = np.random.default_rng(10)
+    small = _problem(*_measure(np.eye(50), _sparse_pairs(50, 10, rng), rng))
+    d = CHORDAL_MIN_D
+    dense_pairs = [(i, j) for i in range(d) for j in range(i) if (i + j) % 5 == 0]  # 10 % of the triangle
+    dense = _problem(*_measure(np.eye(d), dense_pairs, rng))
+    with Counters() as c:
+        assert choose_cpu(small, None) == ("newton_pcg", None)
+        assert choose_cpu(dense, None) == ("newton_pcg", None)
+    assert c.calls["symbolic analyses"] == 0
+
+
+def test_auto_sends_large_sparse_blocks_to_the_chordal_path_where_newton_pcg_works():
+    from paceggm.reconstruction.auto import CHORDAL_MIN_D, CHORDAL_MIN_ITER, choose_cpu
+
+    p = _large_sparse_problem(CHORDAL_MIN_D, 11)
+    whole = np.arange(p.d)
+    with Counters() as c:
+        solver, emb = choose_cpu(p, None)  # cold: the embedding decides
+        assert solver == "newton_chordal" and emb.entries <= 0.05 * p.d * (p.d + 1) / 2
+        # newton_pcg's last solve was cheap (one Newton iteration): it keeps the block, nothing analysed
+        assert choose_cpu(p, [(whole, _state(p, n_iter=CHORDAL_MIN_ITER - 1))]) == ("newton_pcg", None)
+        assert c.calls["symbolic analyses"] == 1
+        # ... it worked: the embedding is measured, and the chordal path is cheaper
+        assert choose_cpu(p, [(whole, _state(p, n_iter=CHORDAL_MIN_ITER))])[0] == "newton_chordal"
+        assert c.calls["symbolic analyses"] == 2
+        # the chordal path solved it last, on an embedding that still covers the pattern: no analysis
+        last = _state(p, embedding=emb, entries=(p.rows, p.cols, np.zeros(p.rows.size)))
+        assert choose_cpu(p, [(whole, last)]) == ("newton_chordal", emb)
+        assert c.calls["symbolic analyses"] == 2
+
+
+def test_auto_with_the_chordal_path_on_small_blocks_agrees_with_newton_over_rounds(monkeypatch):
+    """The rule lowered to d = 20: rounds that add entries one by one, auto against newton from scratch."""
+    import paceggm.reconstruction.auto as auto
+
+    monkeypatch.setattr(auto, "CHORDAL_MIN_D", 20)
+    monkeypatch.setattr(auto, "CHORDAL_MAX_FILL", 0.5)
+    rng = np.random.default_rng(12)
+    d = 24
+    C = _covariance(d, rng)
+    y_all, lam_all = _measure(C, [(i, j) for i in range(d) for j in range(i)], rng)
+    mask = np.eye(d, dtype=bool)
+    for i, j in _sparse_pairs(d, 4, rng):
+        mask[i, j] = mask[j, i] = True
+    previous = None
+    with Counters() as c:
+        for _ in range(6):
+            i, j = next((i, j) for i in range(d) for j in range(i) if not mask[i, j] and rng.random() < 0.05)
+            mask[i, j] = mask[j, i] = True
+            y, lam = np.where(mask, y_all, 0.0), np.where(mask, lam_all, 0.0)
+            previous = reconstruct(y, lam, solver="auto", previous=previous)
+            ref = reconstruct(y, lam, solver="newton")
+            assert _rel(previous.covariance, ref.covariance) < TOL
+    assert c.calls["projected inverses"] > 0  # the chordal path did solve

@@ -385,14 +385,19 @@ def _stage(ops: _Kernels, direction: _Direction, pt: _Point, mu: float, *, tol: 
 class ChordalNewtonState(PCGNewtonState):
     """A :class:`.newton_pcg.PCGNewtonState` (every exact solver warm-starts from it) that also keeps the embedding.
 
-    ``embedding`` is the :class:`Embedding` the block was solved on, reused by the
+    ``embedding`` is the :class:`Embedding` of the block's pattern, reused by the
     next round while its pattern stays inside; ``entries`` is ``(rows, cols, x)``,
     the precision on the pattern (local indices, normalised units), read
-    without going through the dense ``precision``.
+    without going through the dense ``precision`` (None when another solver
+    made the state: ``solver="auto"`` keeps its choice's inputs in one);
+    ``n_iter`` the Newton iterations of the solve that made it. A Hessian
+    factor inherited from :mod:`.newton_pcg` is passed on, for when that
+    solver takes the block back.
     """
 
     embedding: Embedding | None = None
     entries: tuple | None = None
+    n_iter: int = 0
 
 
 def _warm_start(p: Problem, pat: _Pattern, init, mu: float):
@@ -418,12 +423,13 @@ def _warm_start(p: Problem, pat: _Pattern, init, mu: float):
     P0, exact_start = _assemble_warm_start(p, init, mu)
     if P0 is None:
         return None, False, None, None
-    W0 = None
+    W0 = emb = None
     if len(init) == 1 and covers_all(np.asarray(init[0][0]), p.d):
         state = init[0][1]
         cov = getattr(state, "covariance", None)
         W0 = None if cov is None or cov.shape != P0.shape else cov * (state.scale / p.scale)
-    return pat.entries(P0), exact_start, W0, None
+        emb = getattr(state, "embedding", None)
+    return pat.entries(P0), exact_start, W0, emb
 
 
 def _refine_new_entry(pat: _Pattern, x0: np.ndarray, W0: np.ndarray | None, mu: float) -> np.ndarray:
@@ -447,7 +453,7 @@ def _solve(p: Problem, init, *, mu0, mu_min, mu_factor, tol, max_newton, exact_l
     mus = mu_schedule(mu0, mu_min, mu_factor)
     pat = _Pattern(p)
     x0, exact_start, W0, emb = _warm_start(p, pat, init, mus[-1])
-    pos = None if emb is None else emb.locate(pat.r, pat.c)
+    pos = None if emb is None or emb.d != p.d else emb.locate(pat.r, pat.c)
     if pos is None:  # no earlier embedding, or the new entry lies outside it
         emb = embedding_of(p)
         pos = emb.locate(pat.r, pat.c)
@@ -542,6 +548,8 @@ def solve_newton_chordal(
                                     max_newton=max_newton, exact_limit=exact_limit)
     pat = ops.pat
     W = ops.dense_inverse(pt)
-    state = ChordalNewtonState(pat.matrix(pt.x), p.scale, mu, covariance=W, logdet=pt.logdet,
-                               embedding=ops.emb, entries=(pat.r, pat.c, pt.x))
+    previous = init[0][1] if init and len(init) == 1 and covers_all(np.asarray(init[0][0]), p.d) else None
+    hessian, use = getattr(previous, "hessian", None), getattr(previous, "factor_use", (0, 0, 0))
+    state = ChordalNewtonState(pat.matrix(pt.x), p.scale, mu, hessian=hessian, factor_use=use, covariance=W,
+                               logdet=pt.logdet, embedding=ops.emb, entries=(pat.r, pat.c, pt.x), n_iter=n_iter)
     return BlockSolution(W=W, state=state, mu=mu, n_iter=n_iter, converged=mu <= mu_min)
