@@ -52,6 +52,38 @@ def runtime_metric(df: pd.DataFrame, wall: str = "wall_time") -> tuple[str, str]
     return wall, "wall"
 
 
+def capped_exact_trials(table: pd.DataFrame, solver: str = "newton") -> pd.DataFrame:
+    """Per recipe: the trials of ``solver`` (the exact Newton solver by default) whose solve an iteration
+    cap ended (``converged`` false, or a capped block solve), out of its trials with the counts recorded.
+
+    Newton stops each barrier stage on its tolerance; a stage that exhausts its iterations (or meets a
+    non-finite value) ends the continuation early, and the answer is the last converged stage's, at a
+    larger μ than the exact limit's: nearly but not exactly the maximum-entropy completion.
+    Columns ``capped`` and ``trials``; recipes without such rows are left out.
+    """
+    empty = pd.DataFrame({"capped": pd.Series(dtype=int), "trials": pd.Series(dtype=int)})
+    if not {"p_solver", "converged", "experiment"} <= set(table.columns):
+        return empty
+    rows = table[(table["p_solver"] == solver) & (table["status"] == "ok") & table["converged"].notna()]
+    if not len(rows):
+        return empty
+    capped = ~rows["converged"].astype(bool)
+    if "n_capped_solves" in rows.columns:
+        capped |= pd.to_numeric(rows["n_capped_solves"]).fillna(0).to_numpy() > 0
+    return pd.DataFrame({"capped": capped.groupby(rows["experiment"]).sum().astype(int),
+                         "trials": rows.groupby("experiment").size()})
+
+
+def capped_exact_line(table: pd.DataFrame, solver: str = "newton") -> str:
+    """One line naming :func:`capped_exact_trials` per recipe ("" when the table has no such rows)."""
+    counts = capped_exact_trials(table, solver)
+    if not len(counts):
+        return ""
+    per = "; ".join(f"{name} {r.capped} of {r.trials:,}" for name, r in counts.iterrows())
+    return (f"{solver} trials whose solve an iteration cap ended (answer at the last converged barrier stage, not "
+            f"the exact limit): {int(counts['capped'].sum())} of {int(counts['trials'].sum()):,} ({per})")
+
+
 def distinct_variants(table: pd.DataFrame) -> pd.DataFrame:
     """``table`` with each ``variant`` named by its method and the parameters that differ from its defaults.
 

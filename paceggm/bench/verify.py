@@ -479,6 +479,10 @@ def verify(results: Path = RESULTS, *, overrides: Sequence[str] = (), seed: int 
         "- **Data sets not available here** (their cells are not run): "
         + (", ".join(f"{k} ({v})" for k, v in sorted(unavailable.items())) if unavailable else "none") + ".",
     ]
+    from paceggm.bench.summary import capped_exact_line
+
+    if capped := capped_exact_line(table):  # every committed cell, not only the sample
+        header.append(f"- **Committed cells**: {capped}.")
     return judge(pairs, table, header=header, problems=problems)
 
 
