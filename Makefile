@@ -221,3 +221,12 @@ study-forced-target: install
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m studies.forced_target
 study-best-pairs: install
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m studies.best_pairs
+
+# --- the round cap T and the annealing factor against Table 3: the `round_cap` recipe (Table 3's cells on the
+# grid T in {d(d-1)/4, d(d-1)/2, d(d-1)} x anneal_factor in {1/2, 1, 2} x sqrt(2/pi); 7,560 cells, resumable,
+# cheapest first), then its verdict by the criterion of studies/round_cap.py
+# -> figures/results/investigations/round_cap.{md,csv}
+.PHONY: study-round-cap
+study-round-cap: install
+	$(BENCH) run experiment=round_cap $(BENCH_ARGS)
+	$(PY) -m studies.round_cap
