@@ -82,3 +82,43 @@ def test_the_estimator_and_the_harness_offer_both_settings():
     assert est.get_params()["max_rounds"] == "d(d-1)/2" and est.get_params()["anneal_factor"] == 0.5
     assert {"max_rounds", "anneal_factor"} <= set(METHODS["paceggm"].params)
     assert METHODS["paceggm"].params["anneal_factor"] is None  # unset: not recorded, so no key moves
+
+
+def _grid_cells(offset_of):
+    """Cells of a complete grid whose mean count is the published one plus ``offset_of(T, anneal)`` SE units."""
+    import itertools
+
+    from studies.round_cap import PUBLISHED_TRIALS, TRIALS, cell_z
+
+    points = list(itertools.product(["d(d-1)/4", "d(d-1)/2", "d(d-1)"], [0.5, 1.0, 2.0]))
+    rows = []
+    for (ds, rho), (t, a) in itertools.product(itertools.product(["a", "b"], [0.1, 1.0, 10.0]), points):
+        sd, pub = 2.0, 20.0
+        mean = pub + offset_of(t, a) * sd * np.sqrt(1 / TRIALS + 1 / PUBLISHED_TRIALS)
+        rows.append({"dataset": ds, "rho": rho, "T": t, "anneal": a, "mean": mean, "sd": sd, "trials": TRIALS,
+                     "published": pub, "ratio": mean / pub})
+    import pandas as pd
+
+    cells = pd.DataFrame(rows)
+    cells["z"] = cell_z(cells["mean"], cells["sd"], cells["trials"], cells["published"])
+    return cells
+
+
+def test_the_round_cap_verdict_follows_its_stated_criterion():
+    from studies.round_cap import complete, judge
+
+    # the published algorithm 4 SE off everywhere, T = d(d-1)/4 at half the factor on the publication
+    cells = _grid_cells(lambda t, a: 0.0 if (t, a) == ("d(d-1)/4", 0.5) else 4.0)
+    result = judge(complete(cells))
+    assert result["cells"] == 6
+    h0, h1, _ = result["table"].itertuples(index=False)
+    assert h0.p < 0.05 <= h1.p and "T = d(d-1)/4, anneal x0.5" in h1.hypothesis
+    assert result["verdict"].startswith("T and the annealing factor explain Table 3")
+    assert "toward the publication beyond noise" in result["verdict"] and "no grid point" not in result["verdict"]
+    # every point as far off: nothing fits, nothing moves
+    flat = judge(complete(_grid_cells(lambda t, a: 4.0)))
+    assert flat["verdict"].startswith("T and the annealing factor do not explain Table 3")
+    assert "no grid point moves" in flat["verdict"]
+    # a cell some grid point has not finished is left out of the verdict
+    partial = cells[~((cells["dataset"] == "a") & (cells["rho"] == 0.1) & (cells["T"] == "d(d-1)"))]
+    assert judge(complete(partial))["cells"] == 5
