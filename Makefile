@@ -230,3 +230,12 @@ study-best-pairs: install
 study-round-cap: install
 	$(BENCH) run experiment=round_cap $(BENCH_ARGS)
 	$(PY) -m studies.round_cap
+
+# --- Table 3 without the target column (d - 1) on the five data sets Tables 3 and 4 print d - 1 for, beside the
+# full-d cells and the publication -> figures/results/investigations/drop_target.txt
+.PHONY: study-drop-target
+study-drop-target: install
+	$(BENCH) run experiment=measurements_drop_target $(BENCH_ARGS)
+	$(PY) -m studies.investigations drop-target --full figures/results/measurements/results.parquet \
+	  --dropped runs/measurements_drop_target/results.parquet > figures/results/investigations/drop_target.txt
+	cat figures/results/investigations/drop_target.txt
