@@ -21,6 +21,13 @@ publication's order (the matched statistics alone give a few tens).
 A second table sets the default solver beside the fastest exact solver of
 each cell (:func:`default_vs_best`).
 
+With ``--scale-rows`` it runs the rows of the sparse-pattern solver instead
+(each beside the previous default's CPU choice, ``newton_pcg``, in the same
+sweep): ``hard_cols`` at d = 1,000, 2,000, 4,000 and 10,000 (a fit past its
+CPU budget is reported with the rounds it reached), and factor shapes
+(:func:`factor_data`): ``k`` common factors plus noise at d = 400, several
+``k`` and seeds, the data a user brings.
+
 With ``--gpu auto`` (what ``make bench-scale`` passes) the grid gains a GPU
 column where torch with CUDA imports: solver ``auto+torch``, the default solver
 with its large blocks on the GPU (:mod:`paceggm.reconstruction.newton_xp`),
@@ -86,9 +93,15 @@ from studies._common import (
 HARD_DIMS = (1000, 2000, 4000)
 HARD_COLS_DIMS = (1000,)
 HARD_RHOS = (10.0,)
+#: --scale-rows: hard_cols at these d (10,000: a sparse pattern on many variables), and the factor shapes.
+SCALE_ROWS_DIMS = (1000, 2000, 4000, 10000)
+FACTOR_COUNTS = (3, 5, 10)
+FACTOR_SEEDS = (1, 2, 3)
+FACTOR_D = 400
+SCALE_ROWS_SOLVERS = ("auto", "newton_pcg", "newton_chordal")
 #: The default solver, and the exact solvers it chooses between (the table of ``default_vs_best``).
 DEFAULT_SOLVER = "auto"
-EXACT_SOLVERS = ("newton", "newton_pcg")
+EXACT_SOLVERS = ("newton", "newton_pcg", "newton_chordal")
 DIMS = (100, 200, 400, 800, 1600)
 RHOS = (1.0, 10.0)
 SOLVERS_COMPARED = ("newton", "newton_pcg", "auto")
@@ -100,6 +113,47 @@ STORE = Path("runs/scale")
 TABLES = Path("figures/tables")
 FIGURES = Path("figures")
 CLONE = Path(__file__).resolve().parents[1]
+
+
+# ---------------------------------------------------------------- factor shapes
+def factor_shape(k: int, seed: int) -> str:
+    """The name of the factor shape with ``k`` factors drawn from ``seed``: ``factors5_seed1``."""
+    return f"factors{k}_seed{seed}"
+
+
+def is_factor_shape(shape: str) -> bool:
+    return shape.startswith("factors") and "_seed" in shape
+
+
+def factor_data(shape: str, d: int, n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` records of a factor shape, each column scaled onto [-1, 1].
+
+    ``k`` factors with loadings ``0.5 + N(0, 1)`` (a common sign, as measurements of
+    one phenomenon share) and strengths ``0.6^i``, signal-to-noise 4 over all
+    factors, and noise of heterogeneous scales ``exp(0.5 z)``; the loadings and
+    scales are drawn from the shape's seed (:func:`factor_shape`), the records from ``rng``.
+    """
+    from paceggm.bench.seeds import derive_seed
+
+    k, seed = (int(v) for v in shape.removeprefix("factors").split("_seed"))
+    model = np.random.default_rng(derive_seed("factor-shape", k, seed, d))
+    strengths = 0.6 ** np.arange(k)
+    loadings = (0.5 + model.normal(size=(d, k))) * np.sqrt(4.0 * strengths / strengths.sum())
+    noise_scale = np.exp(0.5 * model.normal(size=d))
+    X = rng.normal(size=(n, k)) @ loadings.T + rng.normal(size=(n, d)) * noise_scale
+    return X / np.abs(X).max(axis=0)
+
+
+def _data(shape: str, d: int, n: int, rng: np.random.Generator) -> np.ndarray:
+    return factor_data(shape, d, n, rng) if is_factor_shape(shape) else synthetic(shape, d, n, rng)
+
+
+def _shape_rank(shape: str) -> tuple:
+    """The tables' order of shapes: the named ones, then the factor shapes by k and seed."""
+    if is_factor_shape(shape):
+        k, seed = (int(v) for v in shape.removeprefix("factors").split("_seed"))
+        return (len(ALL_SHAPES), k, seed)
+    return (ALL_SHAPES.index(shape), 0, 0)
 
 
 # ---------------------------------------------------------------- one cell
@@ -178,7 +232,7 @@ def run_cell(shape: str, d: int, rho: float, *, n: int, timeout: float, referenc
     d, n = cell_size(shape, d, n)
     row = {"shape": shape, "d": d, "rho": rho, "solver": solver, "n": n, "sampler": sampler,
            "load_at_start": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}
-    X = synthetic(shape, d, n, np.random.default_rng(derive_seed("scale-data", shape, d)))
+    X = _data(shape, d, n, np.random.default_rng(derive_seed("scale-data", shape, d)))
     row["chol_s"] = cholesky_seconds(d, np.random.default_rng(0))
 
     def stop(signum, frame):
@@ -256,7 +310,7 @@ def _run_isolated(shape: str, d: int, rho: float, solver: str, args) -> dict:
 
 
 def _grid_order(row: dict) -> tuple:
-    return (ALL_SHAPES.index(row["shape"]), row["d"], row["rho"], row.get("solver", ""), row.get("timeout", 0.0))
+    return (_shape_rank(row["shape"]), row["d"], row["rho"], row.get("solver", ""), row.get("timeout", 0.0))
 
 
 def default_grid_missing(rows: list[dict]) -> list[tuple]:
@@ -348,7 +402,7 @@ def default_vs_best(rows: list[dict]) -> list[dict]:
         if r["status"] == "ok" and "+" not in r.get("solver", ""):  # the GPU column is not a CPU solver
             by_cell.setdefault((r["shape"], r["d"], r["rho"]), {})[r.get("solver", "newton")] = r
     out = []
-    for (shape, d, rho), cell in sorted(by_cell.items(), key=lambda kv: (ALL_SHAPES.index(kv[0][0]), *kv[0][1:])):
+    for (shape, d, rho), cell in sorted(by_cell.items(), key=lambda kv: (_shape_rank(kv[0][0]), *kv[0][1:])):
         default = cell.get(DEFAULT_SOLVER)
         exact = [cell[s] for s in EXACT_SOLVERS if s in cell]
         if default is None or not exact:
@@ -486,7 +540,8 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--rhos", type=_floats, default=list(RHOS))
     ap.add_argument("--shapes", type=lambda s: s.split(","), default=list(SHAPES))
     ap.add_argument("--n", type=int, default=N, help="records per data set")
-    ap.add_argument("--solvers", type=lambda s: s.split(","), default=list(SOLVERS_COMPARED))
+    ap.add_argument("--solvers", type=lambda s: s.split(","), default=None,
+                    help=f"default: {','.join(SOLVERS_COMPARED)} ({','.join(SCALE_ROWS_SOLVERS)} with --scale-rows)")
     ap.add_argument("--timeout", type=float, default=TIMEOUT, help="CPU seconds per fit (part of a cell's key)")
     ap.add_argument("--reference-max-d", type=int, default=400,
                     help="compare with the from-scratch reference up to this d")
@@ -505,6 +560,12 @@ def _parser() -> argparse.ArgumentParser:
                          f"'hard' at d in {','.join(map(str, HARD_DIMS))} and 'hard_cols' at d in "
                          f"{','.join(map(str, HARD_COLS_DIMS))}, rho in "
                          f"{','.join(f'{r:g}' for r in HARD_RHOS)}) instead of the default grid")
+    ap.add_argument("--scale-rows", action="store_true",
+                    help=f"run the sparse-pattern solver's rows: hard_cols at d in {','.join(map(str, SCALE_ROWS_DIMS))} "
+                         f"and the factor shapes (k in {','.join(map(str, FACTOR_COUNTS))}, seeds "
+                         f"{','.join(map(str, FACTOR_SEEDS))}) at d = {FACTOR_D}, rho in "
+                         f"{','.join(f'{r:g}' for r in HARD_RHOS)}, with the solvers given (default: "
+                         f"{','.join(SCALE_ROWS_SOLVERS)}) instead of the default grid")
     ap.add_argument("--sampler", default="gumbel", choices=("gumbel", "rows"),
                     help="the exponential mechanism's sampler (part of a cell's key when not the default)")
     ap.add_argument("--gpu", choices=("off", "auto"), default="off",
@@ -514,7 +575,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _grid(args) -> list[tuple]:
-    """The (shape, d, rho, solver) cells a sweep asks for: the hard shapes with --hard, else the grid given."""
+    """The (shape, d, rho, solver) cells a sweep asks for: the hard shapes with --hard, the sparse-pattern
+    rows with --scale-rows, else the grid given."""
+    if args.scale_rows:
+        shapes = [("hard_cols", d) for d in SCALE_ROWS_DIMS]
+        shapes += [(factor_shape(k, seed), FACTOR_D) for k in FACTOR_COUNTS for seed in FACTOR_SEEDS]
+        return [(shape, d, rho, solver) for shape, d in shapes for rho in HARD_RHOS for solver in args.solvers]
     if args.hard:
         grid = [(shape, cell_size(shape, 0, args.n)[0], rho, solver)
                 for shape in ("indian_pines", "madeline", "indian_pines_cols")
@@ -544,6 +610,8 @@ def main(argv=None) -> int:
 
     ap = _parser()
     args = ap.parse_args(argv)
+    if args.solvers is None:
+        args.solvers = list(SCALE_ROWS_SOLVERS if args.scale_rows else SOLVERS_COMPARED)
     if args.cell:
         shape, d, rho, solver = json.loads(args.cell)
         row = run_cell(shape, int(d), float(rho), n=args.n, timeout=args.timeout,

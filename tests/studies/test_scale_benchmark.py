@@ -237,3 +237,20 @@ def test_default_against_best_counts_a_stopped_fit_as_slower_than_any_finished_o
     assert cells["hard_cols", 1000]["ratio"] is None and cells["hard_cols", 1000]["within"] is None
     text = "".join(sc._default_vs_best_markdown(rows))
     assert "within 20 % of the best in 1 of 2 cells" in text and "| **no** |" in text and "600.0 (timeout)" in text
+
+
+def test_scale_rows_grid_and_factor_shapes():
+    """--scale-rows: hard_cols up to d = 10,000 and the factor shapes, each with the previous default beside it."""
+    args = sc._parser().parse_args(["--scale-rows"])
+    args.solvers = list(sc.SCALE_ROWS_SOLVERS)
+    grid = sc._grid(args)
+    assert {(s, d) for s, d, _, _ in grid if s == "hard_cols"} == {("hard_cols", d) for d in sc.SCALE_ROWS_DIMS}
+    factors = {s for s, d, _, _ in grid if sc.is_factor_shape(s) and d == sc.FACTOR_D}
+    assert len(factors) == len(sc.FACTOR_COUNTS) * len(sc.FACTOR_SEEDS)
+    assert {solver for *_, solver in grid} == {"auto", "newton_pcg", "newton_chordal"}
+    X = sc.factor_data("factors5_seed1", 30, 400, np.random.default_rng(0))
+    assert X.shape == (400, 30) and np.abs(X).max() == 1.0 and np.allclose(np.abs(X).max(axis=0), 1.0)
+    assert np.array_equal(X, sc.factor_data("factors5_seed1", 30, 400, np.random.default_rng(0)))
+    assert not np.allclose(X, sc.factor_data("factors5_seed2", 30, 400, np.random.default_rng(0)))
+    assert sorted(["factors10_seed1", "hard_cols", "factors3_seed2"], key=sc._shape_rank) == [
+        "hard_cols", "factors3_seed2", "factors10_seed1"]
