@@ -3,10 +3,11 @@
 "Differentially Private Covariance Estimation", Algorithm 1 (iterative
 eigenvector sampling): noisy eigenvalues by the Laplace mechanism, then the
 eigenvectors one at a time, each drawn by the exponential mechanism on the unit
-sphere (a Bingham distribution, sampled exactly by rejection: the paper's
-Algorithm 2 uses the sampler of Kent, Ganeiber & Mardia 2018, which
-:func:`paceggm.privacy.bingham_mechanism` implements) from the second moment
-projected onto the complement of the vectors already drawn. Re-implemented on
+sphere from the second moment projected onto the complement of the vectors
+already drawn. That law is a Bingham distribution, sampled exactly by rejection
+with Kent, Ganeiber & Mardia's (2018) envelope (:func:`paceggm.privacy.bingham_mechanism`),
+the sampler diffprivlib's ``Bingham`` mechanism and Dong, Liang & Yi's
+``find_bingham`` implement. Re-implemented on
 :mod:`paceggm.privacy` in numpy, after the paper and two public
 re-implementations (diffprivlib's ``covariance_eig``; Dong, Liang & Yi's
 reference code, GitHub ``hkustDB/PrivateCovariance``, ``exponential/algos.py``).

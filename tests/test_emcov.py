@@ -105,9 +105,9 @@ def test_at_a_huge_budget_the_eigenvalues_and_eigenspaces_are_the_sample_covaria
     top = values.max()
     for seed in range(3):
         est = EMCov(1e16, random_state=seed).fit(X)
-        # Drawn top first: the i-th released eigenvalue is the i-th largest (seen: 1e-10 of the largest).
+        # Drawn top first: the i-th released eigenvalue is the i-th largest (seen: 1.1e-9 of the largest).
         np.testing.assert_allclose(est.eigenvalues_, values[::-1], rtol=0, atol=1e-8 * top)
-        # The exponential mechanism's angle falls like ρ^(-1/4) (its ε like sqrt(ρ)): seen 2e-5 at most here.
+        # The exponential mechanism's angle falls like ρ^(-1/4) (its ε like sqrt(ρ)): seen 2e-5 to 6e-5 here.
         for k in range(1, d):
             angle = subspace_angles(est.eigenvectors_[:, :k], vectors[:, ::-1][:, :k]).max()
             assert angle < 2e-4, (seed, k, angle)
