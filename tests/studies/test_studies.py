@@ -112,28 +112,86 @@ def _pairs_rows(errors):
     return pd.DataFrame(rows)
 
 
-def test_best_pairs_decides_on_the_paired_difference():
+def test_best_pairs_picks_on_the_committed_trials_and_judges_on_the_fresh_ones():
     from studies import best_pairs
 
     pub = pd.DataFrame({"dataset": ["adult"], "rho": [1.0], "best_alpha": [0.3], "best_beta": [0.5]})
     base = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
-    # the published pair is worse by 0.1 in every trial: a paired difference with no spread, resolved
-    d = best_pairs.decide(_pairs_rows({(0.1, 0.5): base, (0.3, 0.5): base + 0.1}), pub, "frobenius").iloc[0]
-    assert (d["ours"], d["published"], d["status"]) == ("(0.1, 0.5)", "(0.3, 0.5)", "ours better")
-    # worse on average by 0.1 but by ±1 from trial to trial: within noise, and trials needed estimated
-    noisy = base + 0.1 + np.array([1.0, -1.0, 1.0, -1.0, 0.0])
-    d = best_pairs.decide(_pairs_rows({(0.1, 0.5): base, (0.3, 0.5): noisy}), pub, "frobenius").iloc[0]
-    assert d["status"] == "within noise" and d["trials_needed"] > 5
-    assert best_pairs.undecided(pd.DataFrame([d])) == {"adult": [1.0]}
-    # equal means: the tie goes to the smaller α, which is the published pair here
-    pub_tie = pub.assign(best_alpha=0.1)
-    d = best_pairs.decide(_pairs_rows({(0.3, 0.5): base, (0.1, 0.5): base}), pub_tie, "mahalanobis").iloc[0]
+    # committed: (0.1, 0.5) looks best; fresh: the published pair is worse by 0.1 in every trial
+    committed = _pairs_rows({(0.1, 0.5): base, (0.3, 0.5): base + 0.05})
+    fresh = _pairs_rows({(0.1, 0.5): base, (0.3, 0.5): base + 0.1}).assign(trial=lambda r: r["trial"] + 5)
+    d = best_pairs.decide(committed, fresh, pub, "frobenius").iloc[0]
+    assert (d["ours"], d["published"], d["status"]) == ("(0.1, 0.5)", "(0.3, 0.5)", "published pair loses")
+    assert (d["picked_on"], d["judged_on"]) == (5, 5)
+    # the fresh trials alone decide: there the published pair is better, whatever the committed said
+    better = _pairs_rows({(0.1, 0.5): base + 0.1, (0.3, 0.5): base}).assign(trial=lambda r: r["trial"] + 5)
+    d = best_pairs.decide(committed, better, pub, "frobenius").iloc[0]
+    assert d["status"] == "published pair wins" and d["winner_on_fresh"] == "(0.3, 0.5)"
+    # equal means on the committed trials: the tie goes to the smaller α, which is the published pair here
+    tie = _pairs_rows({(0.3, 0.5): base, (0.1, 0.5): base})
+    d = best_pairs.decide(tie, fresh, pub.assign(best_alpha=0.1), "mahalanobis").iloc[0]
     assert d["status"] == "same pair" and d["ours"] == "(0.1, 0.5)"
+    with pytest.raises(SystemExit):
+        best_pairs.check_seeds(committed.assign(seed=1), fresh.assign(seed=1))
 
 
-def test_best_pairs_stages_continue_the_trial_numbering(tmp_path):
+def test_best_pairs_false_positives_held_out_and_on_the_same_trials():
+    """Nine truly equal pairs (a shared trial effect, each pair's own noise): picking on 5 trials and
+    judging on 20 others calls "ours better" at about the one-sided 2 SE rate; picking and testing
+    on the same trials, with looks at 5, 15 and 25, calls it far more often."""
     from studies import best_pairs
 
-    cfgs = best_pairs.stage_configs({"adult": [0.1, 1.0]}, 5, 8, runs_dir=tmp_path)
-    assert len(cfgs) == 1 and cfgs[0]["trials"] == [5, 6, 7] and cfgs[0]["rho"] == [0.1, 1.0]
+    rng = np.random.default_rng(0)
+    runs = {i: pd.DataFrame(1 + 0.3 * rng.standard_normal((25, 1)) + 0.1 * rng.standard_normal((25, 9)))
+            for i in range(40)}
+    pools = best_pairs.null_pools(runs)  # each pair divided by its mean: equal in truth
+    assert all(np.allclose(p.mean(axis=0), 1.0) for p in pools)
+    fp = best_pairs.false_positives(pools, [4] * 40, fresh=20, seed_key="t", draws=300)
+    held, same = fp["held_out"].mean() / 40, fp["same_trials"].mean() / 40
+    assert held < 0.06  # one-sided 2 SE with 19 df is 3 %; the winner is another pair in 8 of 9 cells
+    assert same > 3 * held and same > 0.15
+
+
+def test_best_pairs_disjoint_blocks_count_agreement():
+    from studies import best_pairs
+
+    pairs = pd.MultiIndex.from_tuples([(0.1, 0.5), (0.3, 0.5)], names=["p_alpha", "p_beta"])
+    clear = pd.DataFrame(np.tile([1.0, 2.0], (15, 1)), columns=pairs)
+    flip = clear.copy()
+    flip.iloc[5:10] = [2.0, 1.0]  # the middle block's winner differs
+    agree, block_pairs = best_pairs.block_agreement({("a", 1.0): clear, ("b", 1.0): flip})
+    assert block_pairs == 3 and agree == pytest.approx(1.0 + 1 / 3)
+
+
+def test_best_pairs_fresh_trials_continue_the_numbering(tmp_path):
+    from studies import best_pairs
+
+    cfgs = best_pairs.fresh_configs(["adult"], 5, 8, runs_dir=tmp_path, jobs=1)
+    assert len(cfgs) == 1 and cfgs[0]["trials"] == [5, 6, 7] and len(cfgs[0]["rho"]) == 7
     assert list(cfgs[0]["method"]) == ["paceggm"] and cfgs[0]["method"]["paceggm"]["grid"]["alpha"] == [0.1, 0.3, 0.5]
+
+
+def test_the_joint_scale_fit_finds_a_planted_factor_and_counts_its_parameters():
+    """Two data sets whose published counts are ours at 2ρ and at 0.5ρ: one common factor does not fit,
+    one per data set does and is needed; the fitted factors are the planted ones."""
+    rhos = np.exp(np.linspace(np.log(1e-3), np.log(100.0), 41))
+    rows = []
+    for name in ("a", "b"):
+        for r in rhos:
+            for t in range(10):
+                rows.append(dict(dataset=name, rho=r, status="ok", n_measured_offdiag=20 * r ** 0.3 + (t - 4.5) / 3))
+    rows = pd.DataFrame(rows)
+    grid = (0.1, 1.0, 10.0)
+    pub = pd.DataFrame([dict(dataset=n, rho=r, offdiagonal_mean=20 * (r * f) ** 0.3)
+                        for n, f in (("a", 2.0), ("b", 0.5)) for r in grid])
+    fit = scale_sweep.joint_fit(rows, pub, f_range=(0.25, 4.0), points=801)
+    t = fit["table"].set_index("fitted factors")
+    assert list(t["df"]) == [6, 5, 4] and (t["cells"] == 6).all()
+    per = fit["per_dataset"].set_index("dataset")
+    assert per.loc["a", "f"] == pytest.approx(2.0, rel=0.01) and per.loc["b", "f"] == pytest.approx(0.5, rel=0.01)
+    assert t.loc[2, "chi2"] == pytest.approx(0.0, abs=0.05) and t.loc[1, "p"] < 0.05
+    assert fit["lr"]["df"].tolist() == [1, 1] and fit["lr"]["p"].iloc[1] < 0.05
+    assert fit["verdict"].startswith("a factor per data set")
+    # a cell whose ρ·f leaves the curve is left out, and named
+    edge = scale_sweep.joint_fit(rows, pd.concat([pub, pub.iloc[:1].assign(rho=100.0)]), f_range=(0.25, 4.0))
+    assert edge["left_out"] == [("a", 100.0)]

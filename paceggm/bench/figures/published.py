@@ -227,18 +227,26 @@ class WinnerDistance:
                 f"{count('median cost', fmt_sig(self.median_cost))}")
 
 
-def best_pair_comparison(rows: pd.DataFrame, metric: str) -> tuple[Table, WinnerDistance]:
+def best_pair_comparison(rows: pd.DataFrame, metric: str, *, fresh: pd.DataFrame | None = None
+                         ) -> tuple[Table, WinnerDistance]:
     """Tables 5/6 (best (α, β) per data set and ρ) against our grid of (α, β) variants.
 
     Our winner of a cell has the smallest mean error over ok trials (ties: smaller α, then β),
-    as in :func:`~paceggm.bench.figures.tables.best_hyperparameters`.
+    as in :func:`~paceggm.bench.figures.tables.best_hyperparameters`. ``fresh`` (the best-pairs
+    study's further trials of the same cells: dataset, rho, trial, p_alpha, p_beta and the
+    errors) joins the replicate's pool of whole trials, from which each side draws as many as
+    the recipe ran.
     """
     key = {"frobenius": "best_frobenius", "mahalanobis": "best_mahalanobis"}[metric]
     ab = _alpha_beta(rows)
     stats = trial_stats(ab, metric, by=("dataset", "rho", "alpha", "beta"))
     # per trial, all pairs side by side: a trial's pairs share its seed, and the replicate resamples whole trials
-    wide = ab[ab["status"] == "ok"].pivot_table(index=["dataset", "rho", "trial"], columns=["alpha", "beta"],
-                                                values=metric)
+    ok = ab[ab["status"] == "ok"]
+    per_cell = int(ok.groupby(["dataset", "rho", "alpha", "beta"]).size().max()) if len(ok) else 0
+    if fresh is not None:
+        ok = pd.concat([ok, fresh.rename(columns={"p_alpha": "alpha", "p_beta": "beta"})
+                        .astype({"rho": float})], ignore_index=True)
+    wide = ok.pivot_table(index=["dataset", "rho", "trial"], columns=["alpha", "beta"], values=metric)
     records, sim_cells = [], []
     for _, p in published_table(key).iterrows():
         ds, rho = p["dataset"], float(p["rho"])
@@ -274,15 +282,18 @@ def best_pair_comparison(rows: pd.DataFrame, metric: str) -> tuple[Table, Winner
                     median_cost=float(np.nanmedian(have["cost"])) if len(have) else np.nan)
     check = None
     if sim_cells:
-        draws = rep.winner_replicate(sim_cells, seed_key=f"replicate/{key}")
+        draws = rep.winner_replicate(sim_cells, seed_key=f"replicate/{key}", trials=per_cell)
         names = dict(exact="exact winner matches", alpha="α matches", beta="β matches",
                      within_1se="published pair within 1 SE", median_cost="median cost")
         check = rep.ReplicateCheck(
             PUBLISHED_TABLES[key][1],
             tuple(rep.from_draws(names[k], observed[k], draws[k], high_is_worse=(k == "median_cost"),
                                  cells=len(sim_cells)) for k in names),
-            "whole-trial bootstrap, a trial's nine pairs resampled together (they share its seed); the "
-            "publication's 5 trials per cell as ours, its noise assumed equal to ours (it prints none)")
+            f"whole-trial bootstrap, a trial's nine pairs resampled together (they share its seed), "
+            f"{per_cell} trials a side from " + (f"{len(wide) // max(len(sim_cells), 1)} per cell (the committed "
+                                                 "and the best-pairs study's fresh trials)" if fresh is not None
+                                                 else "the committed ones")
+            + "; the publication's noise assumed equal to ours (it prints none)")
     dist = WinnerDistance(table=f"{PUBLISHED_TABLES[key][1]}", metric=metric, cells=len(have), **observed,
                           replicate=check)
     order = list(dict.fromkeys(data["dataset"]))

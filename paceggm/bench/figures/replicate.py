@@ -33,10 +33,13 @@ replacement; every pair's deviations from its mean widened by √(n/(n−1)) so 
 mean has the observed variance) once for our side and once for the publication's (5 trials,
 as ours), picks each side's winner, and scores the table as the comparison does: exact
 matches, α and β matches, cells where the publication's winner is within one of our standard
-errors of ours, and the median cost of the publication's winner. The truth is our pair means:
-they are spread by one trial noise more than the true ones, which puts the replicate's match
-rates on the high side (the best-pairs study measures the agreement of two independent 5-trial
-runs on disjoint trial blocks of fresh runs).
+errors of ours, and the median cost of the publication's winner. The truth is the pool's pair
+means, spread by the noise of their own mean: with the 5 committed trials alone that is one
+5-trial noise, and two replicates agree too often (21.0 and 16.4 exact matches expected of
+Tables 5 and 6, where disjoint 5-trial blocks of 25 trials agree in 17.2 and 9.7). Where the
+best-pairs study's fresh trials are in the results (``investigations/best_pairs_trials.csv``,
+20 more trials of every pair), the pool is all 25 trials and each side draws 5 of them, which
+leaves a fifth of that spread (18.2 and 10.7).
 
 Numeric tables' "beyond k SE" takes the degrees of freedom from what was estimated: where the
 publication prints no standard error and ours stands in for it, the difference's SE is √2 times
@@ -226,28 +229,28 @@ def resampled_means(pool: np.ndarray, rng: np.random.Generator, draws: int, size
 
 
 def winner_replicate(cells: list[tuple[np.ndarray, np.ndarray, np.ndarray]], *, seed_key: str,
-                     draws: int = DRAWS, their_trials: int | None = None) -> dict[str, np.ndarray]:
+                     draws: int = DRAWS, trials: int | None = None) -> dict[str, np.ndarray]:
     """Replicate counts of a best-pair comparison by a whole-trial bootstrap.
 
     ``cells`` holds, per compared cell, the pairs' ``alpha`` and ``beta`` and our per-trial
-    errors ``trials`` (trials × pairs, a row per trial: one noise seed for all pairs). Each
-    draw resamples whole trials for our side (as many as we ran) and for the publication's
-    (``their_trials``, default as many as ours). Returns, per count, the ``draws`` simulated
-    values (``exact``, ``alpha``, ``beta``, ``within_1se``, ``median_cost``).
+    errors (trials × pairs, a row per trial: one noise seed for all pairs). Each draw
+    resamples ``trials`` whole trials (default: as many as the cell has) for our side and as
+    many for the publication's. Returns, per count, the ``draws`` simulated values
+    (``exact``, ``alpha``, ``beta``, ``within_1se``, ``median_cost``).
     """
     rng = keyed_rng(seed_key)
     counts = {k: np.zeros(draws) for k in ("exact", "alpha", "beta", "within_1se")}
     costs = []
     rows = np.arange(draws)
-    for alpha, beta, trials in cells:
-        pool = trial_pool(trials)
-        n = len(pool)
-        if n == 0:
+    for alpha, beta, errors in cells:
+        pool = trial_pool(errors)
+        if len(pool) == 0:
             continue
-        idx = rng.integers(0, n, (draws, n))
+        n = trials or len(pool)
+        idx = rng.integers(0, len(pool), (draws, n))
         ours = pool[idx].mean(axis=1)
         sem = pool[idx].std(axis=1, ddof=1) / np.sqrt(n) if n > 1 else np.zeros_like(ours)
-        theirs = resampled_means(pool, rng, draws, their_trials or n)
+        theirs = resampled_means(pool, rng, draws, n)
         a, b = np.argmin(ours, axis=1), np.argmin(theirs, axis=1)
         counts["exact"] += a == b
         counts["alpha"] += alpha[a] == alpha[b]

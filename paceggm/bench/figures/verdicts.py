@@ -314,10 +314,15 @@ def c8(tables) -> Verdict:
     counts = high["alpha"].value_counts()
     part_a = all((g["alpha"] == 0.5).sum() > len(g) / 2 for g in low.values())
     part_b = bool(len(counts) and counts.idxmax() == 0.3 and (counts == counts.max()).sum() == 1)
+    from .published import published_table
+
+    # the same reading of the publication's own Table 6: its part (b) is a tie there, no dominance
+    own = published_table("best_mahalanobis").query("rho >= 0.1")["best_alpha"].value_counts().sort_index()
     ev = ("ρ ≤ 1e-3: α = 0.5 wins " + ", ".join(f"{int((g['alpha'] == 0.5).sum())} of {len(g)} ({m})"
                                                  for m, g in low.items())
           + "; ρ ≥ 0.1, Mahalanobis winners by α: "
-          + ", ".join(f"{a:g}: {n}" for a, n in counts.sort_index().items()))
+          + ", ".join(f"{a:g}: {n}" for a, n in counts.sort_index().items())
+          + " (Table 6 itself: " + ", ".join(f"{a:g}: {n}" for a, n in own.items()) + ")")
     return Verdict("C8", st, crit, ev, _by_parts([part_a, part_b]))
 
 
