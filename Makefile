@@ -42,14 +42,22 @@ reproduce-quick: install
 	$(PY) -m paceggm.bench.figures --runs runs --experiments quick --out $(QUICK_FIGURES)
 
 # Every experiment of the publication, then the committed results tables and the figures.
+# The recipes run as one pool of workers, longest cell first (each cell's time recorded in the
+# committed tables estimates its cost), so that no core idles in one recipe's tail; each cell is
+# stored in its own recipe's store, and a cell one recipe copies from another runs once.
 # Resumable: rerun after an interruption; finished cells are kept. A cell whose data set is
 # unavailable (no file, no network) is reported and left pending, not a failure.
-# A recipe with failed cells (exit 1) does not stop the others: the tables and figures are
-# still made, then make exits 1; a usage error or an interruption (exit >= 2) stops at once.
+# Failed cells (exit 1) do not stop the others: each recipe is reported, the tables and figures
+# are still made, then make exits 1; a usage error or an interruption (exit >= 2) stops at once.
+# The run's last line ([pool]) states the CPU seconds of the cells it computed.
 # (One shell line without $(MAKE), so that `make -n reproduce` stays a dry run.)
+comma := ,
+empty :=
+space := $(empty) $(empty)
 reproduce: install
-	status=0; for e in $(EXPERIMENTS); do $(BENCH) run experiment=$$e $(BENCH_ARGS) || status=$$?; \
-	  if [ $$status -ge 2 ]; then exit $$status; fi; done; \
+	status=0; $(BENCH) run "experiment=[$(subst $(space),$(comma),$(strip $(EXPERIMENTS)))]" \
+	  --costs figures/results $(BENCH_ARGS) || status=$$?; \
+	if [ $$status -ge 2 ]; then exit $$status; fi; \
 	$(PUBLISH_RESULTS) && $(DRAW_COMMITTED) && $(PAIR_PGD_WITH_REFERENCE) && exit $$status
 
 # Figures read results tables only. By default they are redrawn from the committed tables of

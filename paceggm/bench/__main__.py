@@ -1,6 +1,7 @@
 """Command line of the benchmark harness (also installed as ``paceggm-bench``).
 
     paceggm-bench run     [-m] [--cfg job] [overrides…]   # sweep, then collect
+    paceggm-bench run     experiment=[a,b,…] [--costs DIR] [overrides…]   # several recipes as one pool
     paceggm-bench collect [-m] [--cfg job] [overrides…]   # rebuild results.parquet, report missing cells
     paceggm-bench show    [-m] [overrides…]               # print the composed config and its cell count
     paceggm-bench summary [-m] [overrides…]               # mean errors per data set, variant and rho
@@ -11,6 +12,12 @@ Overrides use Hydra's grammar: ``experiment=main rho=[0.1,1] trials=3 datasets=[
 method.paceggm.params.solver=ipm backend=dask backend.n_jobs=2``. A comma-separated value
 (``rho=0.1,1``, ``rho=choice(0.1,1)``, ``trials=range(0,3)``) is a sweep: with
 ``-m/--multirun`` the command runs once per combination of the swept values.
+
+A list of recipes (``experiment=[main,solver]``) runs their pending cells as one pool of
+workers, longest first (:func:`paceggm.bench.runner.run_pool`; ``--costs DIR``: the committed
+results tables whose recorded times estimate each cell's), each cell into its own recipe's
+store; then each recipe is reported and collected as when run alone, and one line states the
+CPU seconds of the cells run. The other overrides apply to every recipe.
 
 Exit status: 0 success (cells waiting for unavailable data included); 1 some cell failed;
 2 a usage, config or environment error (one line on stderr, nothing run); 128 + the signal
@@ -87,6 +94,10 @@ def _parser() -> argparse.ArgumentParser:
                            help="the cells computed under this bound policy (bound_check)")
             p.add_argument("--commit", metavar="PREFIX", help="the cells computed by a commit (a prefix of its hash)")
             p.add_argument("--dry-run", action="store_true", help="list what would be deleted, delete nothing")
+        if name == "run":
+            p.add_argument("--costs", metavar="DIR", default=None,
+                           help="with a list of recipes: results tables (DIR/<recipe>/results.parquet) whose "
+                                "recorded times order the pool longest first (make reproduce: figures/results)")
         if name == "collect":
             p.add_argument("--publish", metavar="DIR", default=None,
                            help="also write the recipe's table to DIR/<name>/results.parquet, only if every "
@@ -337,6 +348,57 @@ def _job(command: str, overrides: list[str], *, print_cfg: bool, publish_to: str
     return status
 
 
+def _pool_names(overrides: list[str]) -> list[str] | None:
+    """The recipes of ``experiment=[a,b,…]`` (a pooled run), or None without such an override."""
+    found = [o for o in overrides if o.replace(" ", "").startswith("experiment=[")]
+    if not found:
+        return None
+    if len(found) > 1:
+        raise UsageError("name the recipes of a pooled run in one list: experiment=[a,b,…]")
+    value = found[0].split("=", 1)[1].strip()
+    if not value.endswith("]"):
+        raise UsageError(f"{found[0]}: a list of recipe names must end with ]")
+    names = [n.strip() for n in value[1:-1].split(",") if n.strip()]
+    if not names:
+        raise UsageError(f"{found[0]} names no recipe")
+    return names
+
+
+def _pool(names: list[str], rest: list[str], *, committed: str | None) -> int:
+    """``run experiment=[…]``: the recipes' cells as one pool, then each reported and collected as alone."""
+    import resource
+
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    from paceggm.bench.config import compose_config, to_plain
+    from paceggm.bench.runner import check_config, run_pool
+
+    overrides = [[f"experiment={name}", *_aliases(rest)] for name in names]
+    try:
+        cfgs = [to_plain(compose_config(o)) for o in overrides]
+        cells = [check_config(cfg) for cfg in cfgs]
+        summaries = run_pool(cfgs, committed=committed, overrides=overrides)
+    except (HydraException, OmegaConfBaseException, ValueError, FileNotFoundError) as exc:
+        print(f"error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    status = 0
+    for cfg, grid, summary in zip(cfgs, cells, summaries):
+        print(summary.format(warnings=False))
+        status = max(status, summary.exit_status, _collect(cfg, grid))
+    for summary in summaries:
+        said = summary.warnings_said()
+        if said is not None:
+            print(f"[{summary.experiment}] {said}")
+    own, children = (resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    print(f"[pool] {len(names)} recipes; ran {sum(s.n_ran for s in summaries)} cells "
+          f"(failed {sum(s.n_failed for s in summaries)}) on {max(s.n_workers for s in summaries)} workers in "
+          f"{max(s.elapsed for s in summaries):.1f} s; CPU: {sum(s.cpu_time for s in summaries):.1f} s in the "
+          f"cells (the sum of their cpu_time), {own.ru_utime + own.ru_stime:.1f} s in this process, "
+          f"{children.ru_utime + children.ru_stime:.1f} s in its ended child processes")
+    return status
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
@@ -365,13 +427,20 @@ def _main(argv: list[str] | None = None) -> int:
     from paceggm.bench.store import IncompatibleRunError, StoreBusyError
 
     try:
-        job_overrides = jobs(args.overrides + (["confirm_large=true"] if args.yes else []), multirun=args.multirun)
+        extra = ["confirm_large=true"] if args.yes else []
+        pool = _pool_names(args.overrides) if args.command == "run" else None
+        if pool is not None and (args.multirun or args.cfg):
+            raise UsageError("a pooled run (experiment=[…]) takes no -m and no --cfg")
+        job_overrides = [] if pool is not None else jobs(args.overrides + extra, multirun=args.multirun)
     except (UsageError, HydraException) as exc:
         print(f"error: {_one_line(exc)}", file=sys.stderr)
         return 2
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     status = 0
     try:
+        if pool is not None:
+            rest = [o for o in args.overrides if not o.replace(" ", "").startswith("experiment=[")] + extra
+            status = _pool(pool, rest, committed=args.costs)
         for i, overrides in enumerate(job_overrides):
             if len(job_overrides) > 1:
                 print(f"# job {i + 1}/{len(job_overrides)}: {' '.join(overrides)}", flush=True)

@@ -112,14 +112,15 @@ def warnings_line(counts, *, log_path: Path | None, in_cells: bool) -> str | Non
 
 
 @contextmanager
-def run_log():
-    """A :class:`RunLog` on logger ``paceggm.bench.run``; closed on exit.
+def run_log(part: str | None = None):
+    """A :class:`RunLog` on logger ``paceggm.bench.run`` (``paceggm.bench.run.<part>`` for one recipe of
+    a pooled run, so that each store's log holds its own recipe's records); closed on exit.
 
     Python warnings raised in this process while it is open (outside the cells,
     whose own are caught by :func:`captured_warnings`) go to the log and its
     count, not to the console.
     """
-    logger = logging.getLogger(LOGGER_NAME)
+    logger = logging.getLogger(LOGGER_NAME if part is None else f"{LOGGER_NAME}.{part}")
     logger.setLevel(logging.DEBUG)
     logger.propagate = False  # the console keeps its own concise output
     log = RunLog(logger)

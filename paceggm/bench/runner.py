@@ -44,8 +44,8 @@ from paceggm.bench.runlog import progress_bar, run_log, warnings_line
 from paceggm.bench.schema import check_row, guarantee_holds
 from paceggm.bench.store import RunStore, ScanResult
 
-__all__ = ["BackendError", "SweepSummary", "check_config", "default_loader", "is_unavailable", "load_cell_data",
-           "resolve_loader", "run_sweep", "store_for"]
+__all__ = ["BackendError", "SweepSummary", "check_config", "cost_estimates", "default_loader", "is_unavailable",
+           "load_cell_data", "pool_order", "resolve_loader", "run_pool", "run_sweep", "store_for"]
 
 
 class BackendError(RuntimeError):
@@ -229,6 +229,7 @@ class SweepSummary:
     log_path: Path | None = None
     warnings: dict[str, int] = field(default_factory=dict)  # category -> Python warnings this run raised
     n_cell_warnings: int = 0  # of them, raised by cells (in their records; the rest outside any cell)
+    cpu_time: float = 0.0  # CPU seconds of the cells this run computed (their rows' cpu_time)
 
     @property
     def n_ran(self) -> int:
@@ -425,11 +426,17 @@ def _reuse(cfg: Mapping, store: RunStore, todo: Sequence[Cell], *, grid: str) ->
                 continue  # corrupt there: compute it here
             row = record["row"]
             if row.get("status") == "ok":
-                store.write_cell({**row, "experiment": cfg["name"]}, cell=todo_by_key[key].description(),
-                                 computed={**(record.get("computed") or {}), "reused_from": source, "grid": grid,
-                                           "bound_check": todo_by_key[key].bound_check})
+                _write_reused(store, cfg, todo_by_key[key], row, record.get("computed") or {}, source=source,
+                              grid=grid)
                 reused.add(key)
     return reused
+
+
+def _write_reused(store: RunStore, cfg: Mapping, cell: Cell, row: dict, computed: dict, *, source: str,
+                  grid: str) -> None:
+    """Store another recipe's finished ``row`` of the same key as this recipe's cell."""
+    store.write_cell({**row, "experiment": cfg["name"]}, cell=cell.description(),
+                     computed={**computed, "reused_from": source, "grid": grid, "bound_check": cell.bound_check})
 
 
 DISPATCH_ORDERS = ("shuffled", "cheapest_first", "costliest_first")
@@ -538,7 +545,22 @@ def _disagreement(cfg: Mapping, scan: ScanResult) -> str | None:
     return f"{cells}; this run: preprocessing {preprocessing}, bound policy {policy}, base_seed {seed}"
 
 
-def _sweep(cfg, cells, store, *, loader, order, overrides, show, log, t_start, name, runlog) -> SweepSummary:
+@dataclass
+class _Prepared:
+    """One recipe ready to run: its store opened, stored and reusable cells set aside, its data loaded."""
+
+    cfg: Mapping
+    store: RunStore
+    summary: SweepSummary
+    runlog: object
+    record: Callable[[dict], None]
+    data: dict
+    runnable: list[Cell]
+    grid: str
+
+
+def _prepare(cfg, cells, store, *, loader, overrides, runlog) -> _Prepared:
+    name = cfg["name"]
     logger = runlog.logger
     scan = store.scan()
     todo = [c for c in cells if c.key not in scan.finished]
@@ -552,15 +574,25 @@ def _sweep(cfg, cells, store, *, loader, order, overrides, show, log, t_start, n
         logger.info("reused %d cells from %s", len(reused), list(cfg.get("reuse_from")))
     record = _recorder(store, todo, {"commit": prov["git_commit"], "grid": grid}, summary, runlog)
     data = _load_data(cfg, todo, loader, store, record, summary, logger, name=name)
-    runnable = _dispatch_order([c for c in todo if c.dataset in data], data, order)
-    if runnable:
-        _run_cells(cfg, runnable, data, record, summary, name=name, show=show, log=log)
+    return _Prepared(cfg, store, summary, runlog, record, data, [c for c in todo if c.dataset in data], grid)
+
+
+def _finish(prep: _Prepared, t_start: float) -> SweepSummary:
+    summary, runlog = prep.summary, prep.runlog
     summary.elapsed = time.perf_counter() - t_start
     summary.warnings, summary.n_cell_warnings = dict(runlog.warnings), runlog.n_cell_warnings
-    logger.info("done: ran %d (ok %d, failed %d), unavailable %d, %d warnings, %.1f s", summary.n_ran,
-                summary.n_ok, summary.n_failed, summary.n_unavailable, sum(summary.warnings.values()),
-                summary.elapsed)
+    runlog.logger.info("done: ran %d (ok %d, failed %d), unavailable %d, %d warnings, %.1f s", summary.n_ran,
+                       summary.n_ok, summary.n_failed, summary.n_unavailable, sum(summary.warnings.values()),
+                       summary.elapsed)
     return summary
+
+
+def _sweep(cfg, cells, store, *, loader, order, overrides, show, log, t_start, name, runlog) -> SweepSummary:
+    prep = _prepare(cfg, cells, store, loader=loader, overrides=overrides, runlog=runlog)
+    runnable = _dispatch_order(prep.runnable, prep.data, order)
+    if runnable:
+        _run_cells(cfg, runnable, prep.data, prep.record, prep.summary, name=name, show=show, log=log)
+    return _finish(prep, t_start)
 
 
 def _open_store(cfg, cells, todo, scan, store, prov, *, overrides, name, runlog) -> SweepSummary:
@@ -608,6 +640,9 @@ def _recorder(store, todo, provenance: dict, summary: SweepSummary, runlog):
         cell = cell_of[row["cell_key"]]
         store.write_cell(row, cell=cell.description(), computed={"bound_check": cell.bound_check, **provenance})
         where = f"{row['cell_key']} {row['variant']} on {row['dataset']}, rho={row['rho']:g}, trial={row['trial']}"
+        cpu = row.get("cpu_time")
+        if isinstance(cpu, numbers.Real) and cpu == cpu:  # NaN in a row that never ran its fit
+            summary.cpu_time += float(cpu)
         if row["status"] == "ok":
             logger.info("ok     %s (%.3g s)", where, row["wall_time"])
             summary.n_ok += 1
@@ -650,23 +685,28 @@ def _load_data(cfg, todo, loader, store, record, summary: SweepSummary, logger, 
 
 def _run_cells(cfg, runnable, data, record, summary: SweepSummary, *, name: str, show: bool, log) -> None:
     """The cells on the configured backend, each row recorded as it arrives, whatever order they finish in."""
+    test_fraction = float(cfg.get("test_fraction", 0.2))
+    tasks = [(c, data[c.dataset], name, test_fraction) for c in runnable]
+    summary.n_workers = _run_tasks(cfg.get("backend") or {}, tasks, list(data.values()), record,
+                                   failed=lambda: summary.n_failed, desc=name, show=show, log=log)
+
+
+def _run_tasks(backend: Mapping, tasks: Sequence[tuple[Cell, CellData, str, float]], scatter: Sequence,
+               record: Callable[[dict], None], *, failed: Callable[[], int], desc: str, show: bool, log) -> int:
+    """``(cell, its data, experiment, test_fraction)`` in this order on ``backend``; returns the workers used."""
     from joblib import Parallel, delayed
 
-    test_fraction = float(cfg.get("test_fraction", 0.2))
-    with _backend(cfg.get("backend") or {}, scatter=list(data.values()), n_pending=len(runnable)) as n_jobs:
-        summary.n_workers = n_jobs
-        tasks = (
-            delayed(_run_in_worker)(c, data[c.dataset], experiment=name, test_fraction=test_fraction)
-            for c in runnable
-        )
-        bar = progress_bar(len(runnable), desc=name, file=log, show=show)
-        rows = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(tasks)
+    with _backend(backend, scatter=scatter, n_pending=len(tasks)) as n_jobs:
+        jobs = (delayed(_run_in_worker)(c, data, experiment=experiment, test_fraction=test_fraction)
+                for c, data, experiment, test_fraction in tasks)
+        bar = progress_bar(len(tasks), desc=desc, file=log, show=show)
+        rows = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs)
         try:
             for row in rows:
                 record(row)
                 bar.update(1)
-                if summary.n_failed:
-                    bar.set_postfix(failed=summary.n_failed, refresh=False)
+                if failed():
+                    bar.set_postfix(failed=failed(), refresh=False)
         finally:
             # Closing the generator of an interrupted sweep cancels the cells in flight, and
             # joblib warns about each batch after the sweep's one-line message; the cells are
@@ -676,3 +716,163 @@ def _run_cells(cfg, runnable, data, record, summary: SweepSummary, *, name: str,
                                         "cancelled", category=UserWarning)
                 rows.close()
             bar.close()
+    return n_jobs
+
+
+# ---- several recipes as one pool ----------------------------------------------------------------
+
+
+def cost_estimates(cells: Sequence[Cell], committed: Path | str | None) -> dict[str, float]:
+    """Seconds each cell is expected to take, from the committed results tables; absent where unknown.
+
+    A cell's estimate is its own recorded ``wall_time`` in any table
+    ``<committed>/<recipe>/results.parquet`` (a key fixes the computation, so the
+    same cell of another recipe counts), else the median over the recorded cells
+    of its data set, variant and ρ, else of its data set and ρ. It reads no data
+    and does not change while the committed tables do not: the order is stable.
+    """
+    import numpy as np
+    import pandas as pd
+
+    if committed is None or not Path(committed).is_dir():
+        return {}
+    tables = []
+    for path in sorted(Path(committed).glob("*/results.parquet")):
+        try:
+            t = pd.read_parquet(path, columns=["cell_key", "dataset", "variant", "rho", "status", "wall_time"])
+        except Exception:  # another table's layout, or damaged: it only lends estimates
+            continue
+        tables.append(t[(t["status"] == "ok") & np.isfinite(t["wall_time"])])
+    if not tables:
+        return {}
+    table = pd.concat(tables, ignore_index=True)
+    own = table.groupby("cell_key")["wall_time"].median().to_dict()
+    by_variant = table.groupby(["dataset", "variant", "rho"])["wall_time"].median().to_dict()
+    by_rho = table.groupby(["dataset", "rho"])["wall_time"].median().to_dict()
+    out = {}
+    for c in cells:
+        for estimate in (own.get(c.key), by_variant.get((c.dataset, c.variant, c.rho)), by_rho.get((c.dataset, c.rho))):
+            if estimate is not None:
+                out[c.key] = float(estimate)
+                break
+    return out
+
+
+def pool_order(items: Sequence[tuple[int, Cell]], estimates: Mapping[str, float],
+               dims: Mapping[tuple[int, str], int]) -> list[tuple[int, Cell]]:
+    """``(recipe index, cell)`` longest first: by estimate (:func:`cost_estimates`), the cells without one
+    first, those by ρ then d (what a PACE-GGM run's cost grows with); ties by recipe and key."""
+    def rank(item):
+        i, c = item
+        estimate = estimates.get(c.key)
+        return (estimate is not None, -(estimate or 0.0), -c.rho, -dims[(i, c.dataset)], i, c.key)
+
+    return sorted(items, key=rank)
+
+
+def _pool_owners(preps: Sequence[_Prepared]) -> dict[tuple[int, str], int]:
+    """``(recipe, key) -> recipe`` for each pending cell that another recipe of the pool computes.
+
+    As a recipe run alone after the ones it names in ``reuse_from`` would copy their
+    finished cells, a pooled one waits for the same cell of the first of them (in its
+    ``reuse_from`` order, with the same fingerprint) that computes it here, and copies it.
+    """
+    index = {p.cfg["name"]: i for i, p in enumerate(preps)}
+    keys = [{c.key for c in p.runnable} for p in preps]
+    fingerprints = [{k: v for k, v in fingerprint(p.cfg).items() if k != "name"} for p in preps]
+
+    def owner(i: int, key: str, seen: frozenset) -> int:
+        for source in preps[i].cfg.get("reuse_from") or ():
+            j = index.get(source)
+            if j is not None and j not in seen and key in keys[j] and fingerprints[j] == fingerprints[i]:
+                return owner(j, key, seen | {j})
+        return i
+
+    owners = {}
+    for i, p in enumerate(preps):
+        for c in p.runnable:
+            o = owner(i, c.key, frozenset({i}))
+            if o != i:
+                owners[(i, c.key)] = o
+    return owners
+
+
+def run_pool(cfgs: Sequence[Mapping], *, committed: Path | str | None = None,
+             overrides: Sequence[Sequence[str]] | None = None, progress: bool | None = None,
+             log=None) -> list[SweepSummary]:
+    """Run several recipes' pending cells as one pool, longest first; one :class:`SweepSummary` per recipe.
+
+    Each recipe is checked, locked, resumed, reused from and recorded as
+    :func:`run_sweep` does it (same stores, keys, seeds and rows), but their
+    cells share the workers: ordered by :func:`pool_order` with the estimates of
+    :func:`cost_estimates` (``committed``: the folder of the committed results
+    tables), no worker idles in one recipe's tail while another's cells wait.
+    A cell that a recipe would copy from a store named in its ``reuse_from``
+    (:func:`_pool_owners`) runs once, in the recipe that owns it, and is copied
+    when it finishes; if it fails there, it runs in its own recipe afterwards,
+    as it would after a sequential run. The recipes share one backend (the
+    first one's; they must agree). Each recipe's ``order`` does not apply.
+    ``overrides`` holds each recipe's command-line overrides, recorded in its manifest.
+    """
+    from contextlib import ExitStack
+
+    from paceggm.bench.seeds import canonical_json
+
+    t_start = time.perf_counter()
+    checked = [(cfg, check_config(cfg)) for cfg in cfgs]
+    names = [cfg["name"] for cfg in cfgs]
+    if len(set(names)) != len(names):
+        raise ValueError(f"a pooled run names each recipe once, got {', '.join(names)}")
+    if len({canonical_json(cfg.get("backend") or {}) for cfg in cfgs}) > 1:
+        raise ValueError("the recipes of a pooled run share one backend; these configure different ones")
+    backend = cfgs[0].get("backend") or {}
+    show = cfgs[0].get("progress", True) if progress is None else progress
+    log = sys.stderr if log is None else log
+    with ExitStack() as stack:
+        preps = []
+        for k, (cfg, cells) in enumerate(checked):
+            store = store_for(cfg)
+            stack.enter_context(store.lock())
+            runlog = stack.enter_context(run_log(cfg["name"]))
+            preps.append(_prepare(cfg, cells, store, loader=resolve_loader(cfg.get("loader")),
+                                  overrides=overrides[k] if overrides else (), runlog=runlog))
+        owners = _pool_owners(preps)
+        waiting: dict[tuple[int, str], list[tuple[int, Cell]]] = {}
+        for (i, key), o in owners.items():
+            waiting.setdefault((o, key), []).append((i, next(c for c in preps[i].runnable if c.key == key)))
+        items = [(i, c) for i, p in enumerate(preps) for c in p.runnable if (i, c.key) not in owners]
+        dims = {(i, ds): d.X.shape[1] for i, p in enumerate(preps) for ds, d in p.data.items()}
+        ordered = pool_order(items, cost_estimates([c for _, c in items], committed), dims)
+        index = {name: i for i, name in enumerate(names)}
+        left: list[tuple[int, Cell]] = []
+
+        def record(row: dict) -> None:
+            i = index[row["experiment"]]
+            preps[i].record(row)
+            for j, cell in waiting.pop((i, row["cell_key"]), ()):
+                if row["status"] != "ok":
+                    left.append((j, cell))
+                    continue
+                source = preps[i].store.read_record(preps[i].store.cell_path(row["cell_key"]))
+                _write_reused(preps[j].store, preps[j].cfg, cell, source["row"], source.get("computed") or {},
+                              source=names[i], grid=preps[j].grid)
+                preps[j].summary.n_reused += 1
+
+        def failed() -> int:
+            return sum(p.summary.n_failed for p in preps)
+
+        def tasks(pairs):
+            return [(c, preps[i].data[c.dataset], names[i], float(preps[i].cfg.get("test_fraction", 0.2)))
+                    for i, c in pairs]
+
+        scatter = [d for p in preps for d in p.data.values()]
+        n_jobs = 0
+        if ordered:
+            n_jobs = _run_tasks(backend, tasks(ordered), scatter, record, failed=failed, desc="pool", show=show,
+                                log=log)
+        if left:
+            n_jobs = max(n_jobs, _run_tasks(backend, tasks(left), scatter, record, failed=failed, desc="pool",
+                                            show=show, log=log))
+        for p in preps:
+            p.summary.n_workers = n_jobs
+        return [_finish(p, t_start) for p in preps]
