@@ -60,11 +60,16 @@ from paceggm.reconstruction.newton_pcg import (
     _CG_MIN_STEPS,
     _CG_RTOL_MAX,
     _CG_RTOL_MIN,
+    _FACTOR_IN_STEPS,
     _KKT_STOP,
     PCGNewtonState,
     _best_entry,
     _factor_solve,
     _hessian_factor,
+    _hessian_factor_single,
+    _PCGDirection,
+    _Preconditioner,
+    _single,
 )
 from paceggm.reconstruction.problem import Problem, diagonal_barrier_solution, mu_schedule
 from paceggm.reconstruction.result import BlockSolution
@@ -248,54 +253,99 @@ class _Kernels:
 
 
 class _Direction:
-    """Newton directions by CG preconditioned on the embedding, with :mod:`.newton_pcg`'s forcing terms."""
+    """Newton directions by CG on the embedding's Hessian products, preconditioned as :mod:`.newton_pcg` does.
 
-    def __init__(self, ops: _Kernels) -> None:
+    The preconditioner is :mod:`.newton_pcg`'s: the Hessian factors inherited from
+    earlier rounds (new entries on the diagonal), refactored at the current iterate
+    when CG misses its tolerance within its budget or the kept factor has gone
+    stale (its rule, its helpers and its state). Only a block without any factor
+    (a cold solve) starts with the embedding's inverse Hessian (:meth:`_Kernels.precondition`)
+    instead, which is exact where the pattern is chordal and costs no ``|S|³`` factorisation.
+    """
+
+    # newton_pcg's bookkeeping of kept factors, on the attributes it reads (pat, S, pre, factor, use, n_cg, ...).
+    _inherit = _PCGDirection._inherit
+    _use_factor = _PCGDirection._use_factor
+    state_hessian = _PCGDirection.state_hessian
+
+    def __init__(self, ops: _Kernels, init) -> None:
         self.ops = ops
         self.pat = ops.pat
+        self.S = self.pat.r.size
+        self.pre = _Preconditioner(self.S)
+        self.factor = None
+        self.n_factor = self.n_cg = self._steps_before = 0
         self.rtol = _CG_RTOL_MAX
-        self.n_cg = self.n_dense = 0
-        self.max_steps = max(_CG_MIN_STEPS, self.pat.r.size // 12)
+        self.use = (0, 0, 0)
+        self._inherit(init)
+        solves, steps, last = self.use
+        self._refactor = solves > 0 and last * solves > self.S / _FACTOR_IN_STEPS + steps
+        self.max_steps = max(_CG_MIN_STEPS, self.S // 12)
 
     def gradient(self, pt: _Point, mu: float) -> np.ndarray:
         pat = self.pat
         return pat.m * (pat.y - pt.w) + mu * pat.q * pt.x
 
+    def diagonal(self, pt: _Point, mu: float) -> np.ndarray:
+        """The Hessian's diagonal (:func:`.newton_pcg._hessian_diagonal`), from ``W`` on the embedding."""
+        pat, wd = self.pat, pt.w_diag
+        return 0.5 * pat.m * pat.m * (wd[pat.r] * wd[pat.c] + pt.w**2) + mu * pat.q
+
+    def _precondition(self, pt: _Point, r: np.ndarray, diag: np.ndarray) -> np.ndarray:
+        return self.pre.solve(r, diag) if self.pre.pieces else self.ops.precondition(pt, r)
+
     def __call__(self, pt: _Point, mu: float):
-        g = self.gradient(pt, mu)
-        if not np.all(np.isfinite(g)):
-            return None, np.nan
-        step = self._cg(-g, pt, mu)
-        if step is None:
-            # CG did not converge within its budget (an ill-conditioned Hessian, P of order 1/μ where y is not
-            # completable): the exact direction from the dense Hessian factorisation, as newton_pcg makes it.
-            self.n_dense += 1
-            factor = _hessian_factor(self.pat, pt.ops.dense_inverse(pt), mu)
-            if factor is None:
-                return None, np.nan
-            cf, h = factor
-            step = -_factor_solve(cf, g / h) / h
-        step, dec = _decrement(g, step)
+        step, dec = self._direction(pt, mu)
         note_decrement(dec)
         if step is not None:
             self.rtol = min(_CG_RTOL_MAX, max(_CG_RTOL_MIN, dec * dec))
         return step, dec
 
+    def _direction(self, pt: _Point, mu: float):
+        pat = self.pat
+        g = self.gradient(pt, mu)
+        diag = self.diagonal(pt, mu)
+        if not (np.all(np.isfinite(diag)) and np.all(diag > 0) and np.all(np.isfinite(g))):
+            return None, np.nan
+        if not self._refactor:
+            step = self._cg(-g, pt, mu, diag)
+            if step is not None:
+                return _decrement(g, step)
+        self._refactor = False
+        # The Hessian at this iterate, factored (newton_pcg's helpers): the one dense W of a Newton system.
+        W = self.ops.dense_inverse(pt)
+        if mu == 0.0:
+            factor = _hessian_factor_single(pat, W, diag)
+            if factor is not None:
+                self._use_factor(factor)
+                step = self._cg(-g, pt, mu, diag)
+                if step is not None:
+                    return _decrement(g, step)
+        factor = _hessian_factor(pat, W, mu)
+        if factor is None:
+            return None, np.nan
+        cf, h = factor
+        self._use_factor((_single(cf), h))
+        return _decrement(g, -_factor_solve(cf, g / h) / h)
+
     def decrement_bound(self, pt: _Point, mu: float) -> float:
         """A lower bound on the Newton decrement, ``|gᵀv| / sqrt(vᵀ H v)`` with ``v = M⁻¹ g`` (as :mod:`.newton_pcg`)."""
         g = self.gradient(pt, mu)
-        v = self.ops.precondition(pt, g)
+        diag = self.diagonal(pt, mu)
+        if not (np.all(np.isfinite(diag)) and np.all(diag > 0) and np.all(np.isfinite(g))):
+            return 0.0
+        v = self._precondition(pt, g, diag)
         vHv = float(np.dot(v, self.ops.hessian_times(pt, v, mu)))
         gv = float(np.dot(g, v))
         if not (vHv > 0 and np.isfinite(vHv) and np.isfinite(gv)):
             return 0.0
         return abs(gv) / np.sqrt(vHv)
 
-    def _cg(self, b: np.ndarray, pt: _Point, mu: float) -> np.ndarray | None:
+    def _cg(self, b: np.ndarray, pt: _Point, mu: float, diag: np.ndarray) -> np.ndarray | None:
         ops = self.ops
         x = np.zeros_like(b)
         r = b.copy()
-        z = ops.precondition(pt, r)
+        z = self._precondition(pt, r, diag)
         p = z.copy()
         rz = float(np.dot(r, z))
         if rz <= 0 or not np.isfinite(rz):
@@ -310,7 +360,7 @@ class _Direction:
             alpha = rz / pAp
             x += alpha * p
             r -= alpha * Ap
-            z = ops.precondition(pt, r)
+            z = self._precondition(pt, r, diag)
             rz_new = float(np.dot(r, z))
             if rz_new <= target:
                 return x
@@ -449,7 +499,7 @@ def _refine_new_entry(pat: _Pattern, x0: np.ndarray, W0: np.ndarray | None, mu: 
 
 
 def _solve(p: Problem, init, *, mu0, mu_min, mu_factor, tol, max_newton, exact_limit):
-    """The stages: ``(ops, point, mu, n_iter, n_dense)``."""
+    """The stages: ``(ops, point, mu, n_iter, direction)``."""
     mus = mu_schedule(mu0, mu_min, mu_factor)
     pat = _Pattern(p)
     x0, exact_start, W0, emb = _warm_start(p, pat, init, mus[-1])
@@ -458,7 +508,7 @@ def _solve(p: Problem, init, *, mu0, mu_min, mu_factor, tol, max_newton, exact_l
         emb = embedding_of(p)
         pos = emb.locate(pat.r, pat.c)
     ops = _Kernels(emb, pat, pos)
-    direction = _Direction(ops)
+    direction = _Direction(ops, init)
     n_iter = 0
     best = None
     skip = exact_limit and exact_start
@@ -472,7 +522,7 @@ def _solve(p: Problem, init, *, mu0, mu_min, mu_factor, tol, max_newton, exact_l
                                exact_stage=True, damped=_WARM_DAMPED, kkt_stop=_KKT_STOP)
             n_iter += k
             if ok:
-                return ops, pt, 0.0, n_iter, direction.n_dense
+                return ops, pt, 0.0, n_iter, direction
         if start is not None:
             pt, ok, k = _stage(ops, direction, start, mus[-1], tol=tol, max_newton=min(max_newton, _WARM_ITER))
             n_iter += k
@@ -510,7 +560,7 @@ def _solve(p: Problem, init, *, mu0, mu_min, mu_factor, tol, max_newton, exact_l
         n_iter += k
         if ok:
             pt, mu = pt0, 0.0
-    return ops, pt, mu, n_iter, direction.n_dense
+    return ops, pt, mu, n_iter, direction
 
 
 @counted_solve
@@ -544,12 +594,11 @@ def solve_newton_chordal(
     >>> round(float(sol.W[2, 0]), 6), sol.mu
     (0.25, 0.0)
     """
-    ops, pt, mu, n_iter, _ = _solve(p, init, mu0=mu0, mu_min=mu_min, mu_factor=mu_factor, tol=tol,
-                                    max_newton=max_newton, exact_limit=exact_limit)
+    ops, pt, mu, n_iter, direction = _solve(p, init, mu0=mu0, mu_min=mu_min, mu_factor=mu_factor, tol=tol,
+                                            max_newton=max_newton, exact_limit=exact_limit)
     pat = ops.pat
     W = ops.dense_inverse(pt)
-    previous = init[0][1] if init and len(init) == 1 and covers_all(np.asarray(init[0][0]), p.d) else None
-    hessian, use = getattr(previous, "hessian", None), getattr(previous, "factor_use", (0, 0, 0))
+    hessian, use = direction.state_hessian()
     state = ChordalNewtonState(pat.matrix(pt.x), p.scale, mu, hessian=hessian, factor_use=use, covariance=W,
                                logdet=pt.logdet, embedding=ops.emb, entries=(pat.r, pat.c, pt.x), n_iter=n_iter)
     return BlockSolution(W=W, state=state, mu=mu, n_iter=n_iter, converged=mu <= mu_min)
