@@ -156,6 +156,75 @@ def _shape_rank(shape: str) -> tuple:
     return (ALL_SHAPES.index(shape), 0, 0)
 
 
+# ---------------------------------------------------------------- kernel costs
+def kernel_costs(d: int, per_row: float, seed: int = 0, repeat: int = 5) -> dict:
+    """The Newton kernels of the dense and the chordal path on one sparse pattern, in dense Choleskys of ``d``.
+
+    The pattern: the diagonal and ``per_row · d`` off-diagonal pairs (a random spanning
+    tree, then uniform pairs), measured from a 3-factor covariance; ``P`` its exact
+    answer. Each kernel is timed on this process's CPU clock (the minimum of
+    ``repeat``), beside a dense Cholesky of the same ``d`` timed alike:
+    ``newton_pcg`` factors and inverts the dense ``P`` and multiplies by the Hessian
+    through dense ``W`` (a product; its preconditioner solve, two triangular solves
+    with an ``|S| × |S|`` single-precision factor); ``newton_chordal`` the sparse
+    factor, the projected inverse, a Hessian product and an inverse Hessian map on the
+    embedding, and the symbolic analysis a new entry outside the embedding costs.
+    """
+    from scipy.linalg.lapack import dpotrf
+
+    from paceggm.reconstruction.newton import _factor_at, _inverse, _Pattern
+    from paceggm.reconstruction.newton_chordal import _Kernels, embedding_of, solve_newton_chordal
+    from paceggm.reconstruction.newton_pcg import _factor_solve, _PCGDirection
+    from paceggm.reconstruction.problem import make_problem, measured_pattern, natural_units
+    from studies._common import random_pattern
+
+    rng = np.random.default_rng(seed)
+    mask = random_pattern(d, int(per_row * d) - (d - 1), rng)
+    parents = [int(rng.integers(0, j)) for j in range(1, d)]
+    mask[np.arange(1, d), parents] = mask[parents, np.arange(1, d)] = True
+    B = rng.normal(size=(d, 3))
+    C = B @ B.T + np.eye(d)
+    lam = mask.astype(float)
+    y = np.where(mask, C, 0.0)
+    pattern = measured_pattern(lam)
+    scale, lam_unit = natural_units(y, lam, pattern=pattern)
+    p = make_problem(y, lam, scale=scale, lam_unit=lam_unit, pattern=pattern)
+    x = solve_newton_chordal(p).state.entries[2]
+    pat = _Pattern(p)
+    emb = embedding_of(p)
+    ops = _Kernels(emb, pat, emb.locate(pat.r, pat.c))
+    pt = ops.point(x)
+    W = _inverse(_factor_at(pat, x))
+    v = rng.normal(size=x.size)
+    pcg = _PCGDirection(pat, None)
+    S = x.size
+    cf = (np.asfortranarray(np.eye(S, dtype=np.float32)), True)
+    A = C + d * np.eye(d)
+
+    def best(fn) -> float:
+        times = []
+        for _ in range(repeat):
+            t = time.process_time()
+            fn()
+            times.append(time.process_time() - t)
+        return min(times)
+
+    chol = best(lambda: dpotrf(A))
+    pieces = {
+        "dense factor + inverse": best(lambda: _inverse(_factor_at(pat, x))),
+        "dense Hessian product": best(lambda: pcg._hessian_times(v, W, W[pat.r], 0.0)),
+        "dense preconditioner solve": best(lambda: _factor_solve(cf, v)),
+        "sparse factor": best(lambda: ops.point(x)),
+        "projected inverse": best(lambda: ops.projected_inverse(pt.L)),
+        "sparse Hessian product": best(lambda: ops.hessian_times(pt, v, 0.0)),
+        "sparse preconditioner solve": best(lambda: ops.precondition(pt, v)),
+        "symbolic analysis": best(lambda: embedding_of(p)),
+    }
+    return {"d": d, "entries": S, "embedding": emb.entries, "fill": emb.entries / (d * (d + 1) / 2),
+            "clique": emb.clique_number, "cholesky_ms": 1e3 * chol,
+            **{name: secs / chol for name, secs in pieces.items()}}
+
+
 # ---------------------------------------------------------------- one cell
 class _Timeout(Exception):
     pass
@@ -570,6 +639,10 @@ def _parser() -> argparse.ArgumentParser:
                     help="the exponential mechanism's sampler (part of a cell's key when not the default)")
     ap.add_argument("--gpu", choices=("off", "auto"), default="off",
                     help=f"auto: add the GPU column (solver {GPU_SOLVER}) where torch with CUDA imports")
+    ap.add_argument("--kernels", type=lambda s: [int(v) for v in _floats(s)], metavar="D,D,...",
+                    help="print the Newton kernels' costs of the dense and the chordal path, in dense Choleskys, "
+                         "on sparse patterns at these d (kernel_costs; --kernels-per-row entries a row), and exit")
+    ap.add_argument("--kernels-per-row", type=float, default=1.5)
     ap.add_argument("--cell", help=argparse.SUPPRESS)
     return ap
 
@@ -612,6 +685,11 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.solvers is None:
         args.solvers = list(SCALE_ROWS_SOLVERS if args.scale_rows else SOLVERS_COMPARED)
+    if args.kernels:
+        for d in args.kernels:
+            print(json.dumps({k: round(v, 4) if isinstance(v, float) else v
+                              for k, v in kernel_costs(d, args.kernels_per_row).items()}), flush=True)
+        return 0
     if args.cell:
         shape, d, rho, solver = json.loads(args.cell)
         row = run_cell(shape, int(d), float(rho), n=args.n, timeout=args.timeout,
