@@ -13,24 +13,29 @@ multifrontal algorithm over the clique tree (CHOMPACK, on top of CVXOPT):
   ``S`` is all the gradient reads);
 * Hessian products ``v ↦ m ⊙ (W ΔP W)_S + μ q ⊙ v``, from the factored Hessian
   of ``log det`` on ``E``, ``P_E(W U W) = G*(G(U))``;
-* and the *inverse* of that ``E``-Hessian, as cheap as a product. Its
-  ``S × S`` block is the preconditioner of CG: ``(K_E⁻¹)_SS`` is the inverse of
-  the Schur complement of the fill entries, below the Hessian (so the
-  preconditioned spectrum is ``≥ 1``) and exact when ``S`` is chordal (no fill).
-  It replaces :mod:`.newton_pcg`'s ``|S| × |S|`` Hessian factor, whose
-  ``O(|S|²)`` solves would cost more than everything else here. When CG does not
-  reach its tolerance within the step budget, the direction comes from that
-  dense Hessian factorisation instead (:func:`.newton_pcg._hessian_factor`).
+* and the *inverse* of that ``E``-Hessian, as cheap as a product.
+
+CG is preconditioned as :mod:`.newton_pcg` does it, with its helpers and its
+state: a Hessian factor kept from earlier rounds, refactored at the current
+iterate (from the one dense ``W`` such a refactorisation needs) when it has gone
+stale or CG misses its tolerance. A block that has no factor yet (a cold solve)
+starts instead with the ``S × S`` block of the inverse ``E``-Hessian,
+``(K_E⁻¹)_SS``: the inverse of the Schur complement of the fill entries, below
+the Hessian (the preconditioned spectrum is ``≥ 1``) and exact where ``S`` is
+chordal, for no ``|S|³`` factorisation. Measured on ``hard_cols``, that one
+alone leaves CG short of its tolerance on most Newton systems of late rounds
+(the fill couples the entries), so it is not kept once a factor exists.
 
 The symbolic analysis (ordering, clique tree, where each entry lives in the
 factor's storage) is kept in the solver's state and redone only when the
-pattern gains an entry outside ``E``; most rounds add one inside it. The stages,
+pattern gains an entry outside ``E`` (counted as ``"symbolic analyses"``). The stages,
 stopping rules and answers are those of :mod:`.newton_pcg` (warm starts try the
 μ = 0 limit first, the μ_min stage and the exact stage otherwise, the cold
-continuation from the diagonal last), to the exact solvers' tolerance. The only
-dense ``d × d`` work is the answer itself: ``W = P⁻¹`` once per solve (a dense
-factorisation and inverse, about three Choleskys), because the caller (PACE-GGM's
-selection scores every unmeasured entry from the covariance) needs all of it.
+continuation from the diagonal last), to the exact solvers' tolerance. Dense
+``d × d`` work is left only where something needs all of ``W``: the answer, once
+per solve (a dense factorisation and inverse, about three Choleskys), because the
+caller needs it (PACE-GGM's selection scores every unmeasured entry from the
+covariance), and a refactorisation of the preconditioner.
 """
 
 from __future__ import annotations
