@@ -61,6 +61,11 @@ from scipy.sparse import csr_matrix
 from paceggm.reconstruction.problem import Problem, diagonal_barrier_solution, mu_schedule
 from paceggm.reconstruction.result import BlockSolution
 
+try:  # private to SciPy: the kernel of ``csr_matrix @ ndarray`` (see _ScaledBarrier)
+    from scipy.sparse._sparsetools import csr_matvecs as _csr_matvecs
+except ImportError:  # pragma: no cover - depends on the SciPy build
+    _csr_matvecs = None
+
 #: Named settings (``preset=``): each replaces every option it names; see the
 #: module docstring. ``stage_gtol``/``final_gtol`` bound the projected gradient of
 #: the scaled stage objective ``φ_μ/μ``, i.e. ``‖∇φ_μ‖∞ ≤ gtol·μ`` (a centrality test).
@@ -115,6 +120,11 @@ class _ScaledBarrier:
     (building it anew cost more than the arithmetic). ``L`` lives in one buffer
     whose upper triangle stays zero, so an evaluation only scatters ``v`` into
     it, and ``G L`` is read back through flat indices. Timings: docs/solvers.md.
+
+    Its arrays are preallocated, and ``G L`` calls the kernel ``G @ L`` calls
+    (SciPy's ``csr_matvecs``) without the operator's dispatch, which cost about a
+    tenth of an evaluation: every value is the one the plain expressions give, bit
+    for bit (tests/test_ipm_evaluation.py compares them).
     """
 
     def __init__(self, p: Problem) -> None:
@@ -133,20 +143,37 @@ class _ScaledBarrier:
         self.flat_tril = self.tril[0] * d + self.tril[1]
         self.grad_weight = np.where(self.off, self.w, 2.0 * self.w)
         self._L = np.zeros((d, d))
+        self._GL = np.zeros((d, d))
+        self._L_rows, self._L_cols = np.empty((self.rows.size, d)), np.empty((self.rows.size, d))
+        self._G_data = np.empty(self.which.size)
 
     def unpack(self, v: np.ndarray) -> np.ndarray:
         L = np.zeros((self.d, self.d))
         L[self.tril] = v
         return L
 
+    def _times_L(self, data: np.ndarray, L: np.ndarray) -> np.ndarray:
+        """``G L`` for ``G``'s stored values ``data``."""
+        if _csr_matvecs is None or self.d == 1:  # (d = 1: the operator takes its one-vector path)
+            self.G.data = data
+            return self.G @ L
+        GL = self._GL
+        GL.fill(0.0)  # the kernel adds to it
+        _csr_matvecs(self.d, self.d, self.d, self.G.indptr, self.G.indices, data, L.ravel(), GL.ravel())
+        return GL
+
     def __call__(self, v: np.ndarray, mu: float) -> tuple[float, np.ndarray]:
         L = self._L
         L.ravel()[self.flat_tril] = v
-        r = np.einsum("ij,ij->i", L[self.rows], L[self.cols]) - self.t
-        self.G.data = (self.grad_weight * r)[self.which]
-        gv = 2.0 * (self.G @ L).ravel()[self.flat_tril]
+        # (mode="clip": the indices are in range, and take's default mode copies through a buffer)
+        L_rows = np.take(L, self.rows, axis=0, out=self._L_rows, mode="clip")
+        L_cols = np.take(L, self.cols, axis=0, out=self._L_cols, mode="clip")
+        r = np.einsum("ij,ij->i", L_rows, L_cols) - self.t
+        data = np.take(self.grad_weight * r, self.which, out=self._G_data, mode="clip")
+        gv = 2.0 * self._times_L(data, L).ravel()[self.flat_tril]
         ldiag = v[self.diag_pos]
-        f = float(np.sum(self.w * r * r)) - 2.0 * mu * float(np.sum(np.log(ldiag)))
+        # np.add.reduce is np.sum's own reduction, without its wrapper
+        f = float(np.add.reduce(self.w * r * r)) - 2.0 * mu * float(np.add.reduce(np.log(ldiag)))
         gv[self.diag_pos] -= 2.0 * mu / ldiag
         return f / mu, gv / mu
 
