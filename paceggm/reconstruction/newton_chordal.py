@@ -68,13 +68,13 @@ from paceggm.reconstruction.newton_pcg import (
     _FACTOR_IN_STEPS,
     _KKT_STOP,
     PCGNewtonState,
-    _best_entry,
     _factor_solve,
     _hessian_factor,
     _hessian_factor_single,
     _PCGDirection,
     _Preconditioner,
     _single,
+    _warm_refine,
 )
 from paceggm.reconstruction.problem import Problem, diagonal_barrier_solution, mu_schedule
 from paceggm.reconstruction.result import BlockSolution
@@ -456,11 +456,10 @@ class ChordalNewtonState(PCGNewtonState):
 
 
 def _warm_start(p: Problem, pat: _Pattern, init, mu: float):
-    """``(x0, exact_start, W0, embedding)``: the start on the pattern, whether it is an exact limit, the start's
-    dense inverse when known (normalised units) and the earlier embedding when one covered the block; x0 None
-    without a warm start."""
+    """``(x0, exact_start, embedding)``: the start on the pattern (None without a warm start), whether it is an
+    exact limit, and the embedding of the earlier block when one covered this one."""
     if not init:
-        return None, False, None, None
+        return None, False, None
     if len(init) == 1 and covers_all(np.asarray(init[0][0]), p.d):
         state = init[0][1]
         entries = getattr(state, "entries", None)
@@ -473,41 +472,21 @@ def _warm_start(p: Problem, pat: _Pattern, init, mu: float):
             if np.array_equal(keys[at], old):
                 x0 = np.zeros(keys.size)
                 x0[at] = x * (p.scale / state.scale)
-                W0 = None if state.covariance is None else state.covariance * (state.scale / p.scale)
-                return x0, state.mu == 0.0, W0, state.embedding
+                return x0, state.mu == 0.0, state.embedding
     P0, exact_start = _assemble_warm_start(p, init, mu)
     if P0 is None:
-        return None, False, None, None
-    W0 = emb = None
+        return None, False, None
+    emb = None
     if len(init) == 1 and covers_all(np.asarray(init[0][0]), p.d):
-        state = init[0][1]
-        cov = getattr(state, "covariance", None)
-        W0 = None if cov is None or cov.shape != P0.shape else cov * (state.scale / p.scale)
-        emb = getattr(state, "embedding", None)
-    return pat.entries(P0), exact_start, W0, emb
-
-
-def _refine_new_entry(pat: _Pattern, x0: np.ndarray, W0: np.ndarray | None, mu: float) -> np.ndarray:
-    """The round's one new entry (on the pattern, still 0) at its own optimum given the rest (:func:`.newton_pcg._best_entry`)."""
-    new = np.flatnonzero((pat.r != pat.c) & (x0 == 0.0))
-    if W0 is None or new.size != 1:
-        return x0
-    i = int(new[0])
-    j, k = int(pat.r[i]), int(pat.c[i])
-    a, b = W0[j, k], W0[j, j] * W0[k, k]
-    t = _best_entry(a, b - a * a, pat.y[i], mu * pat.q[i])
-    if t is None:
-        return x0
-    x = x0.copy()
-    x[i] = t
-    return x
+        emb = getattr(init[0][1], "embedding", None)
+    return pat.entries(P0), exact_start, emb
 
 
 def _solve(p: Problem, init, *, mu0, mu_min, mu_factor, tol, max_newton, exact_limit):
     """The stages: ``(ops, point, mu, n_iter, direction)``."""
     mus = mu_schedule(mu0, mu_min, mu_factor)
     pat = _Pattern(p)
-    x0, exact_start, W0, emb = _warm_start(p, pat, init, mus[-1])
+    x0, exact_start, emb = _warm_start(p, pat, init, mus[-1])
     pos = None if emb is None or emb.d != p.d else emb.locate(pat.r, pat.c)
     if pos is None:  # no earlier embedding, or the new entry lies outside it
         emb = embedding_of(p)
@@ -518,8 +497,11 @@ def _solve(p: Problem, init, *, mu0, mu_min, mu_factor, tol, max_newton, exact_l
     best = None
     skip = exact_limit and exact_start
     if x0 is not None:
-        start = ops.point(_refine_new_entry(pat, x0, W0, 0.0 if skip else mus[-1]))
-        if start is None:  # the refined entry left the cone: the plain start
+        # newton_pcg's warm start: the new entry and its neighbourhood at their optimum (dense, O(d²): the kept W
+        # updated in low rank), of which the chordal path keeps P.
+        P, _, _ = _warm_refine(pat, pat.matrix(x0), 0.0 if skip else mus[-1], init=init, scale=p.scale)
+        start = ops.point(pat.entries(P))
+        if start is None:  # the refined entries left the cone: the plain start
             start = ops.point(x0)
         if start is not None and skip:
             # The earlier answer is an exact μ = 0 limit, usually close to the new one: the limit directly.
