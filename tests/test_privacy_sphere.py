@@ -252,7 +252,7 @@ def test_laplace_noise_has_scale_sensitivity_over_sqrt_two_rho():
     assert kstest(noisy / scale, laplace.cdf).pvalue > P_MIN
     assert kstest(noisy / (1.1 * scale), laplace.cdf).pvalue < P_MIN  # power: a scale off by 10% is seen
     one, _ = laplace_mechanism(2.5, rho=rho, sensitivity=delta, rng=np.random.default_rng(12))
-    assert isinstance(one, float)
+    assert type(one) is float
 
 
 def test_exact_laplace_noise_lies_on_its_grid_pays_its_rounding_and_has_the_laplace_law():
@@ -288,6 +288,8 @@ def test_laplace_refuses_a_bad_budget_or_sensitivity_alike_for_both_noises(bad):
             laplace_mechanism(1.0, **bad, rng=np.random.default_rng(0), noise=noise)
         messages.append(str(info.value))
     assert messages[0] == messages[1] and ("sensitivity" if bad["rho"] else "rho") in messages[0]
+    if bad["rho"]:
+        assert messages[0] == f"sensitivity must be a finite number > 0, got {bad['sensitivity']!r}"
 
 
 # --- the eigenvalues' ℓ1 sensitivity -----------------------------------------------------------------
@@ -297,6 +299,7 @@ def test_the_eigenvalues_l1_sensitivity_is_attained_and_never_exceeded():
     n, d = 10, 3
     assert eigenvalue_l1_sensitivity(n=n, d=d, bound=1.0, norm="l2") == 2.0 / n
     assert eigenvalue_l1_sensitivity(n=n, d=d, bound=0.5, norm="linf") == 2.0 * d * 0.25 / n
+    assert eigenvalue_l1_sensitivity(n=n, d=d, bound=0.5) == 2.0 * d * 0.25 / n  # the coordinate bound by default
     X = np.zeros((n, d))
     X[:3, 0] = 1.0
     Y = X.copy()
@@ -313,3 +316,103 @@ def test_the_eigenvalues_l1_sensitivity_is_attained_and_never_exceeded():
         Y = X.copy()
         Y[rng.integers(n)] = (z := rng.normal(size=d)) / max(1.0, np.linalg.norm(z))
         assert np.abs(eig(X) - eig(Y)).sum() <= 2.0 / n * (1 + 1e-12)
+
+
+# --- exact messages, the draws' sources, and one draw as the first of a batch ------------------------
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: bingham_mechanism(np.ones((2, 3)), rho=1.0, sensitivity=0.1, rng=np.random.default_rng(0)),
+     "matrix must be a non-empty square matrix, got shape (2, 3)"),
+    (lambda: bingham_mechanism(np.array([[0.0, 1.0], [0.0, 0.0]]), rho=1.0, sensitivity=0.1,
+                               rng=np.random.default_rng(0)), "matrix must be symmetric"),
+    (lambda: bingham_mechanism(np.full((2, 2), np.inf), rho=1.0, sensitivity=0.1, rng=np.random.default_rng(0)),
+     "matrix must be finite"),
+    (lambda: bingham_mechanism(np.eye(2), rho=1.0, sensitivity=0.0, rng=np.random.default_rng(0)),
+     "sensitivity must be a finite number > 0, got 0.0"),
+    (lambda: bingham_mechanism(np.full((2, 2), 1e300), rho=1.0, sensitivity=1e-300, rng=np.random.default_rng(0)),
+     "matrix times ε/(2·sensitivity) overflows a double"),
+    (lambda: sample_bingham(np.ones(3), rng=np.random.default_rng(0)),
+     "A must be a non-empty square matrix, got shape (3,)"),
+])
+def test_the_refusals_name_what_is_wrong_and_nothing_warns_before_them(call, message):
+    with warnings.catch_warnings(), pytest.raises(ValueError) as info:
+        warnings.simplefilter("error")  # the refusal, and no overflow warning before it
+        call()
+    assert str(info.value) == message
+
+
+def test_the_exact_noise_warning_is_the_whole_sentence_and_points_at_the_caller():
+    with pytest.warns(PrivacyLeakWarning) as record:
+        bingham_mechanism(np.eye(2), rho=1.0, sensitivity=0.1, rng=np.random.default_rng(0), noise="exact")
+    assert str(record[0].message) == (
+        "noise='exact': the exponential mechanism on the sphere has no exact sampler; its draw is made in doubles "
+        "(from exact random bits), so its guarantee is the doubles' one, open to the floating-point attacks "
+        "noise='exact' rules out elsewhere")
+    assert record[0].filename != sphere.__file__  # stacklevel=2: the caller's line, not the library's
+
+
+class _FixedBits(exact.RandomBits):
+    """Every draw of k bits is ``value`` (cut to k bits)."""
+
+    def __init__(self, value):
+        super().__init__(None)
+        self.value = value
+
+    def bits(self, k):
+        return self.value & ((1 << k) - 1)
+
+
+def test_exact_uniforms_lie_strictly_inside_the_unit_interval_at_the_middle_of_their_cells():
+    lowest = sphere._Draws(_FixedBits(0)).uniform(3)
+    highest = sphere._Draws(_FixedBits((1 << 60) - 1)).uniform(2)
+    np.testing.assert_array_equal(lowest, [2.0**-54] * 3)
+    np.testing.assert_array_equal(highest, [1.0 - 2.0**-54] * 2)
+
+
+def test_exact_normals_and_uniforms_have_their_laws():
+    draws = sphere._Draws(exact.RandomBits(np.random.default_rng(15)))
+    assert kstest(draws.uniform(N_DRAWS), "uniform").pvalue > P_MIN
+    normals = draws.normal((N_DRAWS // 4, 4))
+    assert normals.shape == (N_DRAWS // 4, 4)
+    assert kstest(normals.ravel(), "norm").pvalue > P_MIN
+
+
+def test_one_draw_is_the_first_of_a_batch_of_one():
+    one = sample_bingham(A3, rng=np.random.default_rng(16))
+    batch = sample_bingham(A3, 1, rng=np.random.default_rng(16))
+    assert batch.shape == (1, 3)
+    np.testing.assert_array_equal(one, batch[0])
+
+
+def test_exact_laplace_keeps_the_shape_of_a_scalar_or_a_matrix_and_pays_one_grid_step_per_coordinate():
+    rng = np.random.default_rng(17)
+    one, scale = laplace_mechanism(0.0, rho=0.5, sensitivity=1.0, rng=rng, noise="exact")
+    assert isinstance(one, float) and scale == 1.0 + 2.0**-32  # ε = 1, γ = 2^-32: (Δ + γ)/ε
+    matrix, scale = laplace_mechanism(np.zeros((2, 3)), rho=0.5, sensitivity=1.0, rng=rng, noise="exact")
+    assert matrix.shape == (2, 3) and scale == 1.0 + 6 * 2.0**-32
+    # ρ = 4.5: ε = 3 exactly; the rational ε is the double itself, the scale (Δ + kγ)/ε.
+    _, scale = laplace_mechanism(np.zeros(2), rho=4.5, sensitivity=3.0, rng=rng, noise="exact")
+    assert scale == (3.0 + 2 * 2.0**-32) / 3.0
+
+
+def test_exact_laplace_reads_float32_queries_in_doubles():
+    # 1e30 in float32 is 2^32 · 1e30 grid steps once on the grid: beyond float32's range, well inside a double's.
+    value = np.array([1e30, -2.5], dtype=np.float32)
+    noisy, scale = laplace_mechanism(value, rho=0.5, sensitivity=1.0, rng=np.random.default_rng(18), noise="exact")
+    assert noisy.dtype == np.float64 and noisy[0] == float(value[0]) and abs(noisy[1] + 2.5) < 30 * scale
+
+
+@pytest.mark.parametrize("matrix, symmetric", [
+    (np.array([[1.0, 1.0 + 1e-8], [1.0, 1.0]]), False),  # a relative asymmetry of 1e-8
+    (np.array([[0.0, 1e-10], [0.0, 0.0]]), False),  # below the default absolute tolerance of allclose
+    (np.array([[0.0, 1.5e-12], [0.0, 0.0]]), False),  # 1e-12 of the scale, the scale at least 1
+    (np.array([[1e6, 1e-7], [0.0, 1.0]]), True),  # rounding-level asymmetry relative to the largest entry
+    (np.array([[2.0, 1.0], [1.0 + 1e-13, 2.0]]), True),
+])
+def test_a_matrix_is_symmetric_to_1e_12_of_its_largest_entry(matrix, symmetric):
+    if symmetric:
+        assert bingham_mechanism(matrix, rho=1.0, sensitivity=1.0, rng=np.random.default_rng(0)).shape == (2,)
+    else:
+        with pytest.raises(ValueError, match="^matrix must be symmetric$"):
+            bingham_mechanism(matrix, rho=1.0, sensitivity=1.0, rng=np.random.default_rng(0))
