@@ -158,6 +158,25 @@ def test_the_kernels_match_their_dense_formulas():
     assert ops.point(np.where(pat.r == pat.c, -1.0, 0.0)) is None  # not positive definite
 
 
+def test_the_dense_inverse_survives_a_dense_factorisation_that_fails(monkeypatch):
+    """Where P is barely positive definite the dense Cholesky may fail on rounding the sparse one survived:
+    W then comes from the sparse factor."""
+    import paceggm.reconstruction.newton_chordal as nc
+
+    rng = np.random.default_rng(13)
+    d = 20
+    y, lam = _measure(_covariance(d, rng), _sparse_pairs(d, 10, rng), rng)
+    p = _problem(y, lam)
+    pat = _Pattern(p)
+    emb = embedding_of(p)
+    ops = _Kernels(emb, pat, emb.locate(pat.r, pat.c))
+    x = solve_newton(p).state.precision[pat.r, pat.c]
+    pt = ops.point(x)
+    monkeypatch.setattr(nc, "_factor_at", lambda pat, x: None)
+    W = ops.dense_inverse(pt)
+    assert np.array_equal(W, W.T) and np.allclose(W, np.linalg.inv(pat.matrix(x)), rtol=1e-10, atol=1e-12)
+
+
 def _fill_entries(emb, pattern_keys: set, d: int) -> list[tuple[int, int]]:
     """Entries of the embedding outside the pattern, in original indices ``(i > j)``."""
     perm = np.asarray(emb.symb.p, dtype=int).ravel()

@@ -43,7 +43,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import LinAlgError
 
 from paceggm.reconstruction.counters import counted, counted_solve, note_decrement
 from paceggm.reconstruction.newton import (
@@ -243,13 +242,24 @@ class _Kernels:
         """``W = P⁻¹``, all ``d × d`` of it, exactly symmetric: :mod:`.newton`'s dense factorisation and inverse.
 
         Two sparse triangular solves with ``d`` right-hand sides (CHOMPACK's ``trsm``)
-        would do the same flops in theory but were 1.9x slower than LAPACK's
-        ``dpotrf`` + ``dpotri`` here (d = 1,000, one thread: 114 against 60 ms).
+        do the same flops in theory but were 1.9x slower than LAPACK's ``dpotrf`` +
+        ``dpotri`` here (d = 1,000, one thread: 114 against 60 ms), so they are the
+        fallback only: where ``P`` is barely positive definite (``y`` not completable,
+        ``P`` of the order of ``1/μ``) the dense factorisation can fail on rounding
+        that the sparse one, in its own order, survived.
         """
         L = _factor_at(self.pat, pt.x)
-        if L is None:  # positive definite on the embedding, so only rounding could get here
-            raise LinAlgError("the dense factorisation of a positive definite P failed")
-        return _inverse(L)
+        if L is not None:
+            return _inverse(L)
+        from cvxopt import matrix
+
+        B = matrix(np.eye(self.pat.d))
+        self.chompack.trsm(pt.L, B)
+        self.chompack.trsm(pt.L, B, trans="T")
+        W = np.array(B)
+        W += W.T
+        W *= 0.5
+        return W
 
     def value(self, pt: _Point, mu: float) -> float:
         """``F_μ`` at the iterate."""
