@@ -384,15 +384,17 @@ def test_local_start_saves_newton_iterations_and_keeps_the_answer(monkeypatch):
     assert all(a <= b for a, b in counts) and sum(a for a, _ in counts) < sum(b for _, b in counts)
 
 
-def test_local_start_only_for_the_exact_limit():
-    """At μ > 0 (a start from μ_min answers) the start moves the new entry alone."""
+def test_local_start_at_every_mu_and_only_where_asked():
+    """At μ > 0 (a start from μ_min answers) as at μ = 0 the start moves the new entry's
+    neighbourhood; without ``local`` (small blocks) the new entry alone."""
     p, init = _warm_round(40, 30, 0)
     pat = _Pattern(p)
     P0, _ = newton._assemble_warm_start(p, init, 1e-8)
-    P, W, _ = _warm_refine(pat, P0, 1e-8, init=init, scale=p.scale)
-    assert np.count_nonzero(P != P0) == 2
-    P, W, _ = _warm_refine(pat, P0, 0.0, init=init, scale=p.scale)
-    assert np.count_nonzero(P != P0) > 2
+    for mu in (1e-8, 0.0):
+        P, W, _ = _warm_refine(pat, P0, mu, init=init, scale=p.scale)
+        assert np.count_nonzero(P != P0) > 2
+        P, W, _ = _warm_refine(pat, P0, mu, init=init, scale=p.scale, local=False)
+        assert np.count_nonzero(P != P0) == 2
 
 
 def test_known_inverse_of_a_start_assembled_from_two_blocks_and_a_new_index():

@@ -13,7 +13,8 @@ Newton decrements of each ``newton_pcg`` solve are collected, and ``on_solve``,
 if given, is called after every such solve with the problem, its warm start, the
 solution and the solve's decrements. Inactive, a counted piece costs one context
 lookup. The pieces (:data:`PIECES`) do not call one another, except the whole
-``solver`` and ``reconstruction updates`` around them.
+``solver`` and ``reconstruction updates`` around them. The events (:data:`EVENTS`)
+are counted apart, in ``events``, without seconds: what the Newton solvers did, not how long it took.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import time
 from collections.abc import Callable
 from contextvars import ContextVar
 
-__all__ = ["Counters", "PIECES", "active", "counted", "piece"]
+__all__ = ["Counters", "EVENTS", "PIECES", "active", "counted", "event", "piece"]
 
 #: The names the library counts under.
 PIECES = (
@@ -41,11 +42,22 @@ PIECES = (
     "projected inverses",  # newton_chordal: W on the embedding
 )
 
+#: The events the library counts (in ``Counters.events``, no seconds): Newton systems solved by the stages of
+#: :mod:`.newton` and the solvers built on them; block solves started cold (no warm start);
+#: warm starts re-centred at a larger μ after their μ_min stage stalled; and the cold
+#: continuation taken after a warm start failed, re-centring included.
+EVENTS = (
+    "Newton systems",
+    "cold starts",
+    "warm re-centrings",
+    "cold restarts",
+)
+
 _ACTIVE: ContextVar[Counters | None] = ContextVar("paceggm_counters", default=None)
 
 
 class Counters:
-    """Calls and thread CPU seconds per piece, and the Newton decrements of each solve.
+    """Calls and thread CPU seconds per piece, counts of events, and the Newton decrements of each solve.
 
     Parameters
     ----------
@@ -58,6 +70,7 @@ class Counters:
         self.on_solve = on_solve
         self.seconds: collections.Counter = collections.Counter()
         self.calls: collections.Counter = collections.Counter()
+        self.events: collections.Counter = collections.Counter()
         self.decrements: list[list[float]] = []  # one list per newton_pcg solve
         self._token = None
 
@@ -97,6 +110,15 @@ class piece:
         if c is not None:
             c.seconds[self.name] += time.thread_time() - self._t0
             c.calls[self.name] += 1
+
+
+def event(name: str) -> None:
+    """Count one ``name`` (one of :data:`EVENTS`) while counters are active."""
+    c = _ACTIVE.get()
+    if c is not None:
+        if name not in EVENTS:
+            raise ValueError(f"unknown event {name!r}; the library counts {EVENTS}")
+        c.events[name] += 1
 
 
 def _check(name: str) -> None:

@@ -50,6 +50,10 @@ block-diagonal ``P₀`` (converted between the blocks' normalisations: ``P`` sca
 as ``1/s``) and indices not covered start from the diagonal barrier solution.
 From ``P₀`` the solver goes straight to ``μ_min`` and then ``0``, and falls back
 to the cold continuation if that stage has not converged within 20 iterations.
+A solver built on these stages may re-centre such a stage warm instead
+(:func:`_recentre`, used by :mod:`.newton_pcg`): from points it kept centred at
+``μ_min·10ᵏ``, back down the schedule to ``μ_min``. ``solve_newton`` itself
+keeps the path above, bit for bit.
 """
 
 from __future__ import annotations
@@ -61,7 +65,7 @@ import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.linalg.lapack import dpotrf, dpotri
 
-from paceggm.reconstruction.counters import counted
+from paceggm.reconstruction.counters import counted, event
 from paceggm.reconstruction.problem import Problem, diagonal_barrier_solution, mu_schedule
 from paceggm.reconstruction.result import BlockSolution
 
@@ -71,6 +75,14 @@ DEFAULTS = dict(mu0=1e-1, mu_min=1e-8, mu_factor=0.1, tol=1e-9, max_newton=200, 
 # measurements (non-completable y at tiny μ: damped steps that barely move), so
 # waiting longer only wastes time.
 _WARM_ITER = 20
+# A warm μ_min stage that can be re-centred gives up once its decrement is at least _STALL_DEC
+# and has not fallen by a tenth in _STALL_STEPS steps (measured stalls on indian_pines_cols:
+# the decrement falls to 1.6–1.7 in 5–9 steps and stays there for hundreds).
+_STALL_DEC = 1.0
+_STALL_STEPS = 4
+# Iterations a re-centring stage above μ_min may take before the next larger μ is tried
+# (measured on indian_pines_cols: 13 from a point kept at μ_min·10 some rounds earlier).
+_RECENTRE_ITER = 20
 # Damped iterations the exact stage may take from a warm start before it must be
 # in the quadratic region (measured: a good start gets there in 2–4).
 _WARM_DAMPED = 6
@@ -255,7 +267,8 @@ def _newton_direction(pat: _Pattern, x: np.ndarray, W: np.ndarray, mu: float, *,
 
 def _stage(pat: _Pattern, x: np.ndarray, L: np.ndarray, mu: float, *, tol: float, max_newton: int,
            exact_stage: bool = False, damped: int = 0, direction=_newton_direction, kkt_stop: float | None = None,
-           decrement_bound=None, W: np.ndarray | None = None, logdet: float | None = None):
+           decrement_bound=None, W: np.ndarray | None = None, logdet: float | None = None,
+           stall: int | None = None):
     """Minimise ``F_μ`` from ``x`` (with ``L`` the Cholesky factor of ``P(x)``).
 
     Returns ``(x, L, W, converged, n_iter)``. With ``exact_stage`` (μ = 0), the
@@ -282,6 +295,10 @@ def _stage(pat: _Pattern, x: np.ndarray, L: np.ndarray, mu: float, *, tol: float
     stage starts without factoring ``P(x)`` (and returns ``L`` None if it
     takes no step). Every step the stage takes recomputes ``W`` from a fresh
     factorisation.
+
+    ``stall``, if given, ends the stage unconverged as soon as the decrement is
+    at least ``_STALL_DEC`` and has not fallen by a tenth in ``stall`` steps:
+    for a caller that has a better way on than waiting (:func:`_recentre`).
     """
     if L is None and (W is None or logdet is None):
         L = _factor_at(pat, x)
@@ -293,9 +310,14 @@ def _stage(pat: _Pattern, x: np.ndarray, L: np.ndarray, mu: float, *, tol: float
         return x, L, W, False, 0
     f = _value(pat, x, L, mu, logdet)
     prev = np.inf
+    decs = []
     for it in range(1, max_newton + 1):
+        event("Newton systems")
         step, dec = direction(pat, x, W, mu)
         if step is None:
+            return x, L, W, False, it
+        decs.append(dec)
+        if stall is not None and it > stall and dec >= _STALL_DEC and dec > 0.9 * decs[-1 - stall]:
             return x, L, W, False, it
         if dec <= tol or (dec <= _FLOOR and dec >= prev):
             x_new = x + step
@@ -421,9 +443,51 @@ def solve_newton(
                          converged=mu <= mu_min)
 
 
+def _recentre(pat: _Pattern, mus, *, tol: float, max_newton: int, direction, start_at, on_centred=None):
+    """Re-centre a warm start whose μ_min stage stalled: ``(best, n_iter)``, ``best`` None if it fails.
+
+    Where the measurements are not completable the answer grows like ``1/μ``
+    in the directions that witness it, and a round's new entry can change
+    those directions: from the last answer at μ_min the change is then of
+    order ``1/μ_min``, which damped Newton covers only in many steps (a
+    measured stall: the decrement stays near 1.7 for hundreds of steps). At
+    ``μ_min·10ᵏ`` the same change is ``10ᵏ`` times smaller.
+    ``start_at(pattern, μ)`` gives a warm start centred (for the earlier
+    measurements) at ``μ``, ``(x, L, W, logdet)`` as :func:`_stage` takes it,
+    or None when there is none. The stage is tried at ``μ_min·10``,
+    ``μ_min·100``, … (the schedule ``mus`` upwards) from the start there,
+    until one converges within ``_RECENTRE_ITER`` iterations; from that
+    centred point the schedule goes back down to μ_min, each stage warm from
+    the last, with the warm directions (and whatever they keep, such as a
+    Hessian factor). ``on_centred(pattern, μ, x)``, if given, is told of each centred
+    point above μ_min. ``best`` is ``(x, L, W, μ_min)``.
+    """
+    event("warm re-centrings")
+    n_iter = 0
+    for i in range(len(mus) - 2, -1, -1):
+        start = start_at(pat, mus[i])
+        if start is None:
+            continue
+        x, L, W, logdet = start
+        x, L, W, ok, k = _stage(pat, x, L, mus[i], tol=tol, max_newton=min(max_newton, _RECENTRE_ITER),
+                                direction=direction, W=W, logdet=logdet)
+        n_iter += k
+        if not ok:
+            continue
+        for up, mu in zip(mus[i:], mus[i + 1:]):
+            if on_centred is not None:
+                on_centred(pat, up, x)
+            x, L, W, ok, k = _stage(pat, x, L, mu, tol=tol, max_newton=max_newton, direction=direction, W=W)
+            n_iter += k
+            if not ok:
+                return None, n_iter
+        return (x, L, W, mus[-1]), n_iter
+    return None, n_iter
+
+
 def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol: float, max_newton: int,
            exact_limit: bool, warm_direction=_newton_direction, refine_start=None, skip_to_limit: bool = False,
-           kkt_stop: float | None = None, decrement_bound=None):
+           kkt_stop: float | None = None, decrement_bound=None, recentre_at=None, on_centred=None):
     """The stages of :func:`solve_newton`: ``(pattern, x, L, W, mu, n_iter)``, ``L`` the factor of ``P(x)`` (or None).
 
     ``warm_direction`` computes the Newton steps of the stages that start from a
@@ -439,6 +503,10 @@ def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol
     system early (see :func:`_stage`); the cold path never does.
     ``decrement_bound`` may spare the final exact stage a Newton system when
     the limit is out of reach (see :func:`_stage`).
+    With ``recentre_at`` (the ``start_at`` of :func:`_recentre`), a warm μ_min
+    stage that stalls is re-centred before the cold continuation is tried.
+    ``on_centred(pattern, μ, x)``, if given, is told of every centred point above μ_min
+    that the continuation or a re-centring finds (a later round may re-centre from it).
     """
     mus = mu_schedule(mu0, mu_min, mu_factor)
     pat = _Pattern(p)
@@ -467,12 +535,19 @@ def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol
             if ok:
                 return pat, x1, L1, W1, 0.0, n_iter
         if start_ok:
-            x, L, W, ok, k = _stage(pat, x, L, mus[-1], tol=tol, max_newton=min(max_newton, _WARM_ITER),
-                                    direction=warm_direction, W=W0, logdet=logdet0)
+            x1, L1, W1, ok, k = _stage(pat, x, L, mus[-1], tol=tol, max_newton=min(max_newton, _WARM_ITER),
+                                       direction=warm_direction, W=W0, logdet=logdet0,
+                                       stall=None if recentre_at is None else _STALL_STEPS)
             n_iter += k
             if ok:
-                best = (x, L, W, mus[-1])
+                best = (x1, L1, W1, mus[-1])
+            elif recentre_at is not None:
+                best, k = _recentre(pat, mus, tol=tol, max_newton=max_newton, direction=warm_direction,
+                                    start_at=recentre_at, on_centred=on_centred)
+                n_iter += k
     final_direction, final_stop = (warm_direction, kkt_stop) if best is not None else (_newton_direction, None)
+    if best is None:
+        event("cold starts" if P0 is None else "cold restarts")
 
     # Cold continuation. When the off-diagonal measurements dwarf the diagonal
     # ones (a far from completable y), the diagonal start is badly centred for
@@ -495,6 +570,8 @@ def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol
             if not ok:
                 break  # divergence guard: keep the previous stage's answer
             x, L, W = x_new, L_new, W_new
+            if on_centred is not None and mu > mus[-1]:
+                on_centred(pat, mu, x)
             if mu <= mu0:  # stages above μ_0 only centre the path
                 best = (x, L, W, mu)
     if best is None:

@@ -35,13 +35,26 @@ decrement below ``1e-4`` when that step's KKT residual is within ``1e-9``
 (relative), instead of solving one more Newton system. The cold continuation of
 a new block factors the Hessian at every step as :mod:`.newton` does.
 
+Where the measurements are not completable, the answer at μ_min grows like
+``1/μ`` in the directions that witness it, and a round whose new entry changes
+those directions stalls in its warm μ_min stage (the decrement stays near 1.7).
+On a large block such a stage ends after four steps without progress
+(``newton._STALL_STEPS``) and the solve is re-centred warm
+(:func:`.newton._recentre`): the block keeps the last centred points its solves
+found at ``μ_min·10`` and ``μ_min·100`` (``PCGNewtonState.path``), the stage is
+solved at ``μ_min·10`` from the point kept there (the entries measured since
+set to their own optima), at ``μ_min·100`` if that fails, and the schedule
+then goes back down to μ_min with the warm directions. The cold continuation
+from the diagonal is the last resort, counted as ``cold restarts``
+(:mod:`.counters`).
+
 A warm round needs no factorisation of ``P`` to start: each block keeps its
 answer's ``W = P⁻¹``, the start's inverse is assembled from those, and the
 entry the round adds is set by a rank-two Sherman–Morrison–Woodbury update of
-it (:func:`_rank_two_start`). Towards the exact limit, the start goes further:
-the new entry and every entry sharing a variable with it are set to their joint
-optimum, a problem on the few variables involved, and ``W`` follows by a
-low-rank update (:func:`_local_start`). A round's move is largest there, and
+it (:func:`_rank_two_start`). On large blocks the start goes further, at μ_min
+as towards the exact limit: the new entry and every entry sharing a variable
+with it are set to their joint optimum for the stage's μ, a problem on the few
+variables involved, and ``W`` follows by a low-rank update (:func:`_local_start`). A round's move is largest there, and
 the full Newton iterations it saves are the ones that factor and invert ``P``.
 """
 
@@ -60,6 +73,7 @@ from paceggm.reconstruction.counters import counted, counted_solve, note_decreme
 from paceggm.reconstruction.newton import (
     DEFAULTS,
     NewtonState,
+    _assemble_warm_start,
     _decrement,
     _factor,
     _gradient,
@@ -70,7 +84,7 @@ from paceggm.reconstruction.newton import (
     _solve,
     covers_all,
 )
-from paceggm.reconstruction.problem import Problem
+from paceggm.reconstruction.problem import Problem, mu_schedule
 from paceggm.reconstruction.result import BlockSolution
 
 # The tuning constants below were each measured on whole fits; the measurements are in
@@ -101,6 +115,10 @@ _FACTOR_IN_STEPS = 96
 # CG steps allowed before the Hessian is factored instead: a step costs about
 # 2|S|² + 4d|S| flops against about |S|³/3 for assembling and factoring.
 _CG_MIN_STEPS = 10
+# Centred points a large block keeps for re-centring (newton._recentre): at μ_min·10ᵏ,
+# k = 1 … this many (measured on indian_pines_cols: a stalled round re-centres from the
+# first in 27–32 Newton systems, from the second in 34–44, against 100–117 cold).
+_KEPT_LEVELS = 2
 
 
 @dataclass(frozen=True)
@@ -113,13 +131,17 @@ class PCGNewtonState(NewtonState):
     solves that have preconditioned with that factor, their CG steps in all, and
     the last one's. ``covariance`` is ``precision⁻¹`` (normalised units), the
     answer's ``W``, and ``logdet`` is ``log det precision``: the next round
-    updates both in low rank instead of factoring and inverting.
+    updates both in low rank instead of factoring and inverting. ``path`` holds
+    ``(μ, precision, scale)``: the last centred points the block's solves found
+    above μ_min (at most ``_KEPT_LEVELS``, each in its own solve's units), from
+    which a round whose μ_min stage stalls re-centres (:func:`.newton._recentre`).
     """
 
     hessian: tuple | None = None
     factor_use: tuple[int, int, int] = (0, 0, 0)
     covariance: np.ndarray | None = None
     logdet: float | None = None
+    path: tuple = ()
 
 
 def _hessian_diagonal(pat: _Pattern, W: np.ndarray, mu: float) -> np.ndarray:
@@ -413,6 +435,40 @@ class _PCGDirection:
         return (cf, h, self.pat.r[pos], self.pat.c[pos]), (solves + 1, steps + self.n_cg, self.n_cg)
 
 
+def _inherited_path(init, levels) -> dict:
+    """The centred points kept by the one earlier block a warm start covers, by level: ``{μ: (P, scale)}``.
+
+    A start assembled from several blocks keeps none: their points, if any, lie
+    at different rounds' measurements (the block-diagonal start they would make
+    is far from centred where the blocks have just been joined).
+    """
+    if not init or len(init) != 1:
+        return {}
+    ix, state = init[0]
+    path = getattr(state, "path", ())
+    return {level: (P, scale) for mu, P, scale in path for level in levels
+            if abs(mu - level) <= 1e-12 * level and P.shape == (len(ix), len(ix))}
+
+
+def _kept_start(p: Problem, init, path: dict, pat: _Pattern, mu: float):
+    """A start at ``mu`` from the centred point the block kept there, for :func:`.newton._recentre`, or None.
+
+    The kept ``P`` is converted to this block's units (``P`` scales as ``1/s``)
+    and embedded as :func:`.newton._assemble_warm_start` embeds an answer;
+    entries measured since are set to their own optima (:func:`_coordinate_start`).
+    """
+    level = next((level for level in path if abs(mu - level) <= 1e-12 * level), None)
+    if level is None:
+        return None
+    P, scale = path[level]
+    ix = np.asarray(init[0][0])
+    P0, _ = _assemble_warm_start(p, [(ix, NewtonState(P, scale, mu))], mu)
+    if P0 is None:
+        return None
+    P0, _, _ = _coordinate_start(pat, P0, mu)
+    return pat.entries(P0), None, None, None
+
+
 def _new_entries(pat: _Pattern, P0: np.ndarray) -> np.ndarray:
     """Positions of the off-diagonal pattern entries a warm start leaves at 0: the ones a round added."""
     return np.flatnonzero((pat.r != pat.c) & (P0[pat.r, pat.c] == 0.0))
@@ -490,16 +546,17 @@ def _rank_two_start(pat: _Pattern, P0: np.ndarray, mu: float, W0: np.ndarray,
 
 
 @counted("local start")
-def _local_start(pat: _Pattern, P0: np.ndarray, W0: np.ndarray,
-                 logdet0: float | None = None) -> tuple[np.ndarray, np.ndarray, float | None] | None:
-    """A warm start at μ = 0 whose new entries, and every entry sharing a variable with them, are at their optimum.
+def _local_start(pat: _Pattern, P0: np.ndarray, W0: np.ndarray, logdet0: float | None = None,
+                 mu: float = 0.0) -> tuple[np.ndarray, np.ndarray, float | None] | None:
+    """A warm start at ``mu`` whose new entries, and every entry sharing a variable with them, are at their optimum.
 
     A round's new entry ``(j, k)`` moves the answer most around ``j`` and ``k``. The
     entries ``B`` touching them involve only the variables ``V`` of their pairs, and
     changing ``P`` there changes the Schur complement ``S = (W₀)_VV⁻¹`` of the rest by
     the same amount, so minimising ``F_0`` over ``B`` with everything else fixed is a
     problem on ``|V| × |V|`` matrices (``|V|`` ≈ 10–30): damped Newton on it costs
-    nothing of size ``d``. The change found, supported on the rows and columns of
+    nothing of size ``d``. At ``mu > 0`` the local problem keeps the barrier's
+    quadratic term on ``B`` (the rest of it is constant there). The change found, supported on the rows and columns of
     ``j`` and ``k`` (rank ≤ 4 per new entry), then updates ``W₀`` by
     Sherman–Morrison–Woodbury, and ``log det P₀``, if given, by ``log det S − log
     det S₀`` (the rest of ``P`` is unchanged). Returns ``(P, W, logdet)``, or
@@ -520,19 +577,21 @@ def _local_start(pat: _Pattern, P0: np.ndarray, W0: np.ndarray,
         return None
     S0 = 0.5 * (S0 + S0.T)
     m, y, x = pat.m[B], pat.y[B], P0[pat.r[B], pat.c[B]]
+    muq = mu * pat.q[B]
     mm = 0.5 * np.outer(m, m)
     S, Wl = S0.copy(), W_VV
     for i in np.flatnonzero(np.isin(B, new)):  # each new entry first at its own optimum
         a, b = Wl[r[i], c[i]], Wl[r[i], r[i]] * Wl[c[i], c[i]]
-        t = _best_entry(a, b - a * a, y[i], 0.0)
+        t = _best_entry(a, b - a * a, y[i], muq[i])
         if t is not None:
             x[i] += t
             S[r[i], c[i]] += t
             S[c[i], r[i]] += t
             Wl = np.linalg.inv(S)
     for _ in range(_LOCAL_STEPS):
-        g = m * (y - Wl[r, c])
+        g = m * (y - Wl[r, c]) + muq * x
         H = mm * (Wl[np.ix_(r, r)] * Wl[np.ix_(c, c)] + Wl[np.ix_(r, c)] * Wl[np.ix_(c, r)])
+        H[np.diag_indices_from(H)] += muq
         try:
             step = -np.linalg.solve(H, g)
         except np.linalg.LinAlgError:
@@ -648,9 +707,8 @@ def _warm_refine(pat: _Pattern, P0: np.ndarray, mu: float, *, init, scale: float
 
     Both are known when the earlier blocks kept theirs (else None).
 
-    Towards the exact limit (``mu == 0``) and with ``local``, the new entries'
-    neighbourhoods are optimised with them (:func:`_local_start`); at ``mu > 0`` (a start from μ_min
-    answers, where the measurements may not be completable) only the new entries
+    With ``local``, the new entries' neighbourhoods are optimised with them
+    for the stage at ``mu`` (:func:`_local_start`); otherwise only the new entries
     move (:func:`_rank_two_start`); without kept inverses, by factorisation
     (:func:`_coordinate_start`).
     """
@@ -659,8 +717,8 @@ def _warm_refine(pat: _Pattern, P0: np.ndarray, mu: float, *, init, scale: float
         return _coordinate_start(pat, P0, mu)
     logdet0 = _known_logdet(init, P0, scale)
     new = _new_entries(pat, P0)
-    if local and mu == 0.0 and _LOCAL_STEPS and 0 < new.size <= _MAX_REFINED:
-        local = _local_start(pat, P0, W0, logdet0)
+    if local and _LOCAL_STEPS and 0 < new.size <= _MAX_REFINED:
+        local = _local_start(pat, P0, W0, logdet0, mu)
         if local is not None:
             return local
     return _rank_two_start(pat, P0, mu, W0, logdet0)
@@ -713,6 +771,13 @@ def solve_newton_pcg(
         return BlockSolution(W=W, state=PCGNewtonState(pat.matrix(x), p.scale, mu, covariance=W, logdet=logdet), mu=mu,
                              n_iter=n_iter, converged=mu <= mu_min)
     holder = {}
+    levels = mu_schedule(mu0, mu_min, mu_factor)[-1 - _KEPT_LEVELS:-1]
+    path = _inherited_path(init, levels)
+
+    def keep(pat, mu, x):
+        for level in levels:
+            if abs(mu - level) <= 1e-12 * level:
+                path[level] = (pat.matrix(x), p.scale)
 
     def pcg(pat):
         if "dir" not in holder or holder["dir"].pat is not pat:
@@ -723,7 +788,8 @@ def solve_newton_pcg(
                                       max_newton=max_newton, exact_limit=exact_limit,
                                       warm_direction=lambda pat, x, W, mu: pcg(pat)(pat, x, W, mu),
                                       decrement_bound=lambda pat, x, W, mu: pcg(pat).decrement_bound(pat, x, W, mu),
-                                      refine_start=refine, skip_to_limit=True, kkt_stop=_KKT_STOP)
+                                      refine_start=refine, skip_to_limit=True, kkt_stop=_KKT_STOP,
+                                      recentre_at=partial(_kept_start, p, init, path), on_centred=keep)
     hessian, use = None, (0, 0, 0)
     if "dir" in holder:
         hessian, use = holder["dir"].state_hessian()
@@ -734,5 +800,6 @@ def solve_newton_pcg(
         if factor is not None:
             hessian = (_single(factor[0]), factor[1], pat.r, pat.c)
     logdet = None if L is None else _logdet(L)
-    return BlockSolution(W=W, state=PCGNewtonState(pat.matrix(x), p.scale, mu, hessian, use, W, logdet), mu=mu,
+    kept = tuple((level, *path[level]) for level in levels if level in path)
+    return BlockSolution(W=W, state=PCGNewtonState(pat.matrix(x), p.scale, mu, hessian, use, W, logdet, kept), mu=mu,
                          n_iter=n_iter, converged=mu <= mu_min)
