@@ -55,8 +55,8 @@ comma := ,
 empty :=
 space := $(empty) $(empty)
 reproduce: install
-	status=0; $(BENCH) run "experiment=[$(subst $(space),$(comma),$(strip $(EXPERIMENTS)))]" \
-	  --costs figures/results $(BENCH_ARGS) || status=$$?; \
+	status=0; $(BENCH) run --costs figures/results \
+	  "experiment=[$(subst $(space),$(comma),$(strip $(EXPERIMENTS)))]" $(BENCH_ARGS) || status=$$?; \
 	if [ $$status -ge 2 ]; then exit $$status; fi; \
 	$(PUBLISH_RESULTS) && $(DRAW_COMMITTED) && $(PAIR_PGD_WITH_REFERENCE) && exit $$status
 

@@ -132,9 +132,10 @@ def test_bad_pooled_command_lines_exit_2(tmp_path, bad, capsys):
 
 
 def test_the_command_line_runs_a_pool_and_states_its_cpu_seconds(tmp_path, capsys):
-    status = main(["run", "experiment=[demo,quick]", "++method.paceggm.grid.solver=[newton]", "rho=[1.0]",
-                   "trials=1", *[o for o in COMMON if not o.startswith(("rho=", "trials="))],
-                   f"runs_dir={tmp_path}", "--costs", str(tmp_path / "none")])
+    # as make reproduce writes it: the option first, then the recipes and the overrides for all
+    status = main(["run", "--costs", str(tmp_path / "none"), "experiment=[demo,quick]",
+                   "++method.paceggm.grid.solver=[newton]", "rho=[1.0]", "trials=1",
+                   *[o for o in COMMON if not o.startswith(("rho=", "trials="))], f"runs_dir={tmp_path}"])
     out = capsys.readouterr().out
     assert status == 0
     assert "[demo] cells: 2 |" in out and "[quick] cells: 6 |" in out

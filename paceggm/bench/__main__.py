@@ -1,7 +1,7 @@
 """Command line of the benchmark harness (also installed as ``paceggm-bench``).
 
     paceggm-bench run     [-m] [--cfg job] [overrides…]   # sweep, then collect
-    paceggm-bench run     experiment=[a,b,…] [--costs DIR] [overrides…]   # several recipes as one pool
+    paceggm-bench run     [--costs DIR] experiment=[a,b,…] [overrides…]   # several recipes as one pool
     paceggm-bench collect [-m] [--cfg job] [overrides…]   # rebuild results.parquet, report missing cells
     paceggm-bench show    [-m] [overrides…]               # print the composed config and its cell count
     paceggm-bench summary [-m] [overrides…]               # mean errors per data set, variant and rho
