@@ -388,7 +388,7 @@ def test_one_draw_is_the_first_of_a_batch_of_one():
 def test_exact_laplace_keeps_the_shape_of_a_scalar_or_a_matrix_and_pays_one_grid_step_per_coordinate():
     rng = np.random.default_rng(17)
     one, scale = laplace_mechanism(0.0, rho=0.5, sensitivity=1.0, rng=rng, noise="exact")
-    assert isinstance(one, float) and scale == 1.0 + 2.0**-32  # ε = 1, γ = 2^-32: (Δ + γ)/ε
+    assert type(one) is float and scale == 1.0 + 2.0**-32  # ε = 1, γ = 2^-32: (Δ + γ)/ε
     matrix, scale = laplace_mechanism(np.zeros((2, 3)), rho=0.5, sensitivity=1.0, rng=rng, noise="exact")
     assert matrix.shape == (2, 3) and scale == 1.0 + 6 * 2.0**-32
     # ρ = 4.5: ε = 3 exactly; the rational ε is the double itself, the scale (Δ + kγ)/ε.
