@@ -198,6 +198,19 @@ def drop_target_comparison(full: pd.DataFrame, dropped: pd.DataFrame, *, dataset
     return both, pd.DataFrame(distances).set_index("table")
 
 
+def _distances_text(distances: pd.DataFrame) -> str:
+    """Each run's counts beside what an exact replicate of our run would give (mean, 95 % range)."""
+    lines = []
+    for label, row in distances.iterrows():
+        rep = row.get("replicate") or {}
+        counts = ", ".join(f"{c['name']} {c['observed']} of {c['cells']} (replicate {c['mean']:.2f}, "
+                           f"{c['low']}-{c['high']})" for c in rep.get("counts", ()))
+        lines.append(f"{label}: {row['cells']} cells, median ratio {row['median_ratio']:.3f}; {counts}")
+        if rep.get("note"):
+            lines.append(f"  ({rep['note']})")
+    return "\n".join(lines)
+
+
 def _floats(text: str) -> list[float]:
     return [float(v) for v in text.split(",") if v]
 
@@ -252,7 +265,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             cells, distances = drop_target_comparison(pd.read_parquet(args.full), pd.read_parquet(args.dropped),
                                                       datasets=args.datasets, table=args.table)
-            print(distances.to_string())
+            print(_distances_text(distances))
             print()
             print(cells.round(2).to_string())
             ratio = cells[["full d ratio", "d - 1 ratio"]]
