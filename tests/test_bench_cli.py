@@ -56,7 +56,8 @@ def test_unavailable_data_exits_0_and_is_reported(tmp_path, capsys):
     # every config error of the harness's own grammar, the schema and the methods' declarations
     ("method=[paceggm,sssp]", "no method 'sssp' (did you mean 'ssp' or 'adassp'?); valid names: adaptivecov"),
     ("method.paceggm.params.solver=ipn", "unknown solver 'ipn' (did you mean 'ipm'?); choose one of "
-                                         "['auto', 'ipm', 'newton', 'newton_pcg', 'newton_xp', 'pgd0', 'pgd1']"),
+                                         "['auto', 'ipm', 'newton', 'newton_chordal', 'newton_pcg', 'newton_xp', "
+                                         "'pgd0', 'pgd1']"),
     ("method.paceggm.params.solvr=ipm", "method 'paceggm' has no parameter 'solvr' (did you mean 'solver'?)"),
     ("+method.paceggm.params.solvr=ipm", "method 'paceggm' has no parameter 'solvr' (did you mean 'solver'?)"),
     ("method.paceggm.parms.solver=ipm", "unknown config key 'method.paceggm.parms' (did you mean 'params'?)"),

@@ -54,7 +54,6 @@ import math
 import warnings
 
 import numpy as np
-from scipy.optimize import brentq
 
 from paceggm._validation import check_positive
 from paceggm.exceptions import PrivacyLeakWarning
@@ -73,6 +72,8 @@ def envelope_b(a: np.ndarray) -> float:
     term alone is 1) and at most 1 at ``b = q``, so the root lies in
     ``[1, q]``; all ``a_i = 0`` (the uniform law) gives ``b = q``.
     """
+    from scipy.optimize import brentq  # here: scipy.optimize is slow to import and only this root needs it
+
     a = np.asarray(a, dtype=float)
     q = a.size
 
