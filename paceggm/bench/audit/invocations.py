@@ -289,16 +289,23 @@ def _copies(charge_rho: float) -> int:
     return int(min(MAX_COPIES, max(1, math.ceil(TARGET_RHO / charge_rho))))
 
 
+def _released(inv: Invocation, value: np.ndarray, copies: int, draws: int, rng):
+    """The draws' releases of ``value``, ``copies`` a draw, in chunks: ``(slice of the draws, releases)``."""
+    size = inv.value.size
+    per_chunk = max(1, _CHUNK // (copies * size))
+    for start in range(0, draws, per_chunk):
+        m = min(per_chunk, draws - start)
+        tiled = np.broadcast_to(value.reshape(-1), (m, copies, size)).copy()
+        noisy, _ = inv.call(tiled, rng=rng, **inv.kwargs)
+        yield slice(start, start + m), np.asarray(noisy)
+
+
 def _gaussian_statistic(inv: Invocation, value: np.ndarray, direction: np.ndarray, copies: int, draws: int, rng):
     """Per draw, the sum over ``copies`` releases of the noise's projection on ``direction``."""
     base = inv.value.reshape(-1)
-    per_chunk = max(1, _CHUNK // (copies * base.size))
     out = np.empty(draws)
-    for start in range(0, draws, per_chunk):
-        m = min(per_chunk, draws - start)
-        tiled = np.broadcast_to(value.reshape(-1), (m, copies, base.size)).copy()
-        noisy, _ = inv.call(tiled, rng=rng, **inv.kwargs)
-        out[start:start + m] = ((np.asarray(noisy) - base) @ direction).sum(axis=1)
+    for part, noisy in _released(inv, value, copies, draws, rng):
+        out[part] = ((noisy - base) @ direction).sum(axis=1)
     return out
 
 
@@ -307,14 +314,9 @@ def _laplace_statistic(inv: Invocation, value: np.ndarray, move: np.ndarray, cop
     ``v' = v + move``: the log-likelihood ratio of Laplace noise (times its scale), the most powerful statistic."""
     base = inv.value.reshape(-1)
     moved = base + move.reshape(-1)
-    per_chunk = max(1, _CHUNK // (copies * base.size))
     out = np.empty(draws)
-    for start in range(0, draws, per_chunk):
-        m = min(per_chunk, draws - start)
-        tiled = np.broadcast_to(value.reshape(-1), (m, copies, base.size)).copy()
-        noisy, _ = inv.call(tiled, rng=rng, **inv.kwargs)
-        noisy = np.asarray(noisy)
-        out[start:start + m] = (np.abs(noisy - base) - np.abs(noisy - moved)).sum(axis=(1, 2))
+    for part, noisy in _released(inv, value, copies, draws, rng):
+        out[part] = (np.abs(noisy - base) - np.abs(noisy - moved)).sum(axis=(1, 2))
     return out
 
 
