@@ -51,7 +51,7 @@ as ``1/s``) and indices not covered start from the diagonal barrier solution.
 From ``P₀`` the solver goes straight to ``μ_min`` and then ``0``, and falls back
 to the cold continuation if that stage has not converged within 20 iterations.
 A solver built on these stages may re-centre such a stage warm instead
-(:func:`_recentre`, used by :mod:`.newton_pcg`): from points it kept centred at
+(:func:`_recentre`, used by :mod:`.newton_pcg` and :mod:`.newton_chordal`): from points it kept centred at
 ``μ_min·10ᵏ``, back down the schedule to ``μ_min``. ``solve_newton`` itself
 keeps the path above, bit for bit.
 """
@@ -247,6 +247,42 @@ def _hessian_factor(pat: _Pattern, W: np.ndarray, mu: float):
         return None
 
 
+class _DenseKernels:
+    """What the stages do to an iterate ``x``, on dense ``d × d`` arrays: the kernels :func:`_stage` is written in.
+
+    ``factor(pat, x)`` is the factor of ``P(x)`` (None when it is not positive
+    definite), ``start(pat, P0)`` that of a warm start's matrix, ``inverse(L)``
+    the ``W`` a direction reads, ``value`` is ``F_μ``, ``on_pattern`` ``W`` on
+    the pattern (the KKT residual's). A solver that keeps ``P`` otherwise
+    (:mod:`.newton_chordal`: a sparse factor on a chordal embedding) gives the
+    stages its own kernels and types.
+    """
+
+    @staticmethod
+    def pattern(p: Problem) -> _Pattern:
+        return _Pattern(p)
+
+    @staticmethod
+    def factor(pat: _Pattern, x: np.ndarray):
+        return _factor_at(pat, x)
+
+    @staticmethod
+    def start(pat: _Pattern, P0: np.ndarray):
+        return _factor(P0)
+
+    @staticmethod
+    def inverse(L: np.ndarray) -> np.ndarray:
+        return _inverse(L)
+
+    @staticmethod
+    def value(pat: _Pattern, x: np.ndarray, L, mu: float, logdet: float | None = None) -> float:
+        return _value(pat, x, L, mu, logdet)
+
+    @staticmethod
+    def on_pattern(pat: _Pattern, W: np.ndarray) -> np.ndarray:
+        return W[pat.r, pat.c]
+
+
 def _decrement(g: np.ndarray, step: np.ndarray):
     """``(Δ, δ)`` with ``δ = sqrt(−∇Fᵀ Δ)``, or ``(None, nan)`` when that is not a descent step."""
     dec2 = -float(np.dot(g, step))
@@ -268,7 +304,7 @@ def _newton_direction(pat: _Pattern, x: np.ndarray, W: np.ndarray, mu: float, *,
 def _stage(pat: _Pattern, x: np.ndarray, L: np.ndarray, mu: float, *, tol: float, max_newton: int,
            exact_stage: bool = False, damped: int = 0, direction=_newton_direction, kkt_stop: float | None = None,
            decrement_bound=None, W: np.ndarray | None = None, logdet: float | None = None,
-           stall: int | None = None):
+           stall: int | None = None, kernels=_DenseKernels):
     """Minimise ``F_μ`` from ``x`` (with ``L`` the Cholesky factor of ``P(x)``).
 
     Returns ``(x, L, W, converged, n_iter)``. With ``exact_stage`` (μ = 0), the
@@ -299,16 +335,19 @@ def _stage(pat: _Pattern, x: np.ndarray, L: np.ndarray, mu: float, *, tol: float
     ``stall``, if given, ends the stage unconverged as soon as the decrement is
     at least ``_STALL_DEC`` and has not fallen by a tenth in ``stall`` steps:
     for a caller that has a better way on than waiting (:func:`_recentre`).
+
+    ``kernels`` factor, invert and evaluate (:class:`_DenseKernels`): ``L`` and
+    ``W`` are of their types.
     """
     if L is None and (W is None or logdet is None):
-        L = _factor_at(pat, x)
+        L = kernels.factor(pat, x)
         if L is None:
             return x, None, W, False, 0
     if W is None:
-        W = _inverse(L)
+        W = kernels.inverse(L)
     if exact_stage and damped == 0 and decrement_bound is not None and decrement_bound(pat, x, W, mu) >= _FULL_STEP:
         return x, L, W, False, 0
-    f = _value(pat, x, L, mu, logdet)
+    f = kernels.value(pat, x, L, mu, logdet)
     prev = np.inf
     decs = []
     for it in range(1, max_newton + 1):
@@ -321,52 +360,52 @@ def _stage(pat: _Pattern, x: np.ndarray, L: np.ndarray, mu: float, *, tol: float
             return x, L, W, False, it
         if dec <= tol or (dec <= _FLOOR and dec >= prev):
             x_new = x + step
-            L_new = _factor_at(pat, x_new)
+            L_new = kernels.factor(pat, x_new)
             if L_new is not None:
                 x, L = x_new, L_new
-                W = _inverse(L)
+                W = kernels.inverse(L)
             return x, L, W, True, it
         if exact_stage and ((dec >= _FULL_STEP and it > damped) or (prev < _FULL_STEP and dec > 0.5 * prev)):
             return x, L, W, False, it
         if exact_stage and kkt_stop is not None and dec <= _EARLY and prev < _FULL_STEP:
             x_new = x + step
-            L_new = _factor_at(pat, x_new)
+            L_new = kernels.factor(pat, x_new)
             if L_new is not None:
                 x, L = x_new, L_new
-                W = _inverse(L)
-                W_s = W[pat.r, pat.c]
+                W = kernels.inverse(L)
+                W_s = kernels.on_pattern(pat, W)
                 if np.max(np.abs(pat.y - W_s)) <= kkt_stop * np.max(np.abs(W_s)):
                     return x, L, W, True, it
                 prev = dec
-                f = _value(pat, x, L, mu)
+                f = kernels.value(pat, x, L, mu)
                 continue
         prev = dec
         if dec < _FULL_STEP:
             t = 1.0
-            L_new = _factor_at(pat, x + step)
+            L_new = kernels.factor(pat, x + step)
             while L_new is None and t > 1e-12:
                 t *= 0.5
-                L_new = _factor_at(pat, x + t * step)
+                L_new = kernels.factor(pat, x + t * step)
             if L_new is None:
                 return x, L, W, False, it
             x = x + t * step
             L = L_new
-            f = _value(pat, x, L, mu)
+            f = kernels.value(pat, x, L, mu)
         else:
             # Backtracking (Armijo, slope −δ²) that keeps P positive definite.
             t = 1.0
             while True:
                 x_new = x + t * step
-                L_new = _factor_at(pat, x_new)
+                L_new = kernels.factor(pat, x_new)
                 if L_new is not None:
-                    f_new = _value(pat, x_new, L_new, mu)
+                    f_new = kernels.value(pat, x_new, L_new, mu)
                     if f_new <= f - 0.25 * t * dec * dec:
                         break
                 t *= 0.5
                 if t < 1e-12:
                     return x, L, W, False, it
             x, L, f = x_new, L_new, f_new
-        W = _inverse(L)
+        W = kernels.inverse(L)
     return x, L, W, False, max_newton
 
 
@@ -443,7 +482,8 @@ def solve_newton(
                          converged=mu <= mu_min)
 
 
-def _recentre(pat: _Pattern, mus, *, tol: float, max_newton: int, direction, start_at, on_centred=None):
+def _recentre(pat: _Pattern, mus, *, tol: float, max_newton: int, direction, start_at, on_centred=None,
+              kernels=_DenseKernels):
     """Re-centre a warm start whose μ_min stage stalled: ``(best, n_iter)``, ``best`` None if it fails.
 
     Where the measurements are not completable the answer grows like ``1/μ``
@@ -470,14 +510,15 @@ def _recentre(pat: _Pattern, mus, *, tol: float, max_newton: int, direction, sta
             continue
         x, L, W, logdet = start
         x, L, W, ok, k = _stage(pat, x, L, mus[i], tol=tol, max_newton=min(max_newton, _RECENTRE_ITER),
-                                direction=direction, W=W, logdet=logdet)
+                                direction=direction, W=W, logdet=logdet, kernels=kernels)
         n_iter += k
         if not ok:
             continue
         for up, mu in zip(mus[i:], mus[i + 1:]):
             if on_centred is not None:
                 on_centred(pat, up, x)
-            x, L, W, ok, k = _stage(pat, x, L, mu, tol=tol, max_newton=max_newton, direction=direction, W=W)
+            x, L, W, ok, k = _stage(pat, x, L, mu, tol=tol, max_newton=max_newton, direction=direction, W=W,
+                                    kernels=kernels)
             n_iter += k
             if not ok:
                 return None, n_iter
@@ -487,7 +528,8 @@ def _recentre(pat: _Pattern, mus, *, tol: float, max_newton: int, direction, sta
 
 def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol: float, max_newton: int,
            exact_limit: bool, warm_direction=_newton_direction, refine_start=None, skip_to_limit: bool = False,
-           kkt_stop: float | None = None, decrement_bound=None, recentre_at=None, on_centred=None):
+           kkt_stop: float | None = None, decrement_bound=None, recentre_at=None, on_centred=None,
+           cold_direction=_newton_direction, kernels=_DenseKernels):
     """The stages of :func:`solve_newton`: ``(pattern, x, L, W, mu, n_iter)``, ``L`` the factor of ``P(x)`` (or None).
 
     ``warm_direction`` computes the Newton steps of the stages that start from a
@@ -507,9 +549,12 @@ def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol
     stage that stalls is re-centred before the cold continuation is tried.
     ``on_centred(pattern, μ, x)``, if given, is told of every centred point above μ_min
     that the continuation or a re-centring finds (a later round may re-centre from it).
+    ``cold_direction`` computes the steps of the cold continuation (and of the exact
+    stage after it). ``kernels`` (:class:`_DenseKernels`) make the pattern and the
+    iterates the stages work on.
     """
     mus = mu_schedule(mu0, mu_min, mu_factor)
-    pat = _Pattern(p)
+    pat = kernels.pattern(p)
     n_iter = 0
     best = None  # (x, L, W, mu) of the last converged stage
 
@@ -521,7 +566,7 @@ def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol
         x = pat.entries(P0)
         # A start whose inverse and log-determinant are known (updated in low rank
         # from factored answers, positive definite by construction) is not factored.
-        L = _factor(P0) if W0 is None or logdet0 is None else None
+        L = kernels.start(pat, P0) if W0 is None or logdet0 is None else None
         start_ok = L is not None or logdet0 is not None
         if start_ok and exact_limit and exact_start and skip_to_limit:
             # The earlier answers are exact μ = 0 limits, usually close to the new
@@ -530,22 +575,22 @@ def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol
             # Newton direction and the usual path follows.
             x1, L1, W1, ok, k = _stage(pat, x, L, 0.0, tol=tol, max_newton=min(max_newton, _WARM_ITER),
                                        exact_stage=True, damped=_WARM_DAMPED, direction=warm_direction,
-                                       kkt_stop=kkt_stop, W=W0, logdet=logdet0)
+                                       kkt_stop=kkt_stop, W=W0, logdet=logdet0, kernels=kernels)
             n_iter += k
             if ok:
                 return pat, x1, L1, W1, 0.0, n_iter
         if start_ok:
             x1, L1, W1, ok, k = _stage(pat, x, L, mus[-1], tol=tol, max_newton=min(max_newton, _WARM_ITER),
                                        direction=warm_direction, W=W0, logdet=logdet0,
-                                       stall=None if recentre_at is None else _STALL_STEPS)
+                                       stall=None if recentre_at is None else _STALL_STEPS, kernels=kernels)
             n_iter += k
             if ok:
                 best = (x1, L1, W1, mus[-1])
             elif recentre_at is not None:
                 best, k = _recentre(pat, mus, tol=tol, max_newton=max_newton, direction=warm_direction,
-                                    start_at=recentre_at, on_centred=on_centred)
+                                    start_at=recentre_at, on_centred=on_centred, kernels=kernels)
                 n_iter += k
-    final_direction, final_stop = (warm_direction, kkt_stop) if best is not None else (_newton_direction, None)
+    final_direction, final_stop = (warm_direction, kkt_stop) if best is not None else (cold_direction, None)
     if best is None:
         event("cold starts" if P0 is None else "cold restarts")
 
@@ -560,12 +605,13 @@ def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol
         lead = mu_schedule(mu0 * backoff, mu0, mu_factor)[:-1] if backoff > 1 else []
         schedule = [m for m in lead if m > mu0 * (1 + 1e-12)] + mus
         x = pat.entries(np.diag(1.0 / diagonal_barrier_solution(p, schedule[0])))
-        L = _factor_at(pat, x)
+        L = kernels.factor(pat, x)
         W = None
         for mu in schedule:
             # Each stage starts where the last ended, whose W it already has
             # (the same function of the same factor: the same bits).
-            x_new, L_new, W_new, ok, k = _stage(pat, x, L, mu, tol=tol, max_newton=max_newton, W=W)
+            x_new, L_new, W_new, ok, k = _stage(pat, x, L, mu, tol=tol, max_newton=max_newton, W=W,
+                                                direction=cold_direction, kernels=kernels)
             n_iter += k
             if not ok:
                 break  # divergence guard: keep the previous stage's answer
@@ -584,7 +630,7 @@ def _solve(p: Problem, init, *, mu0: float, mu_min: float, mu_factor: float, tol
     if exact_limit:
         x0, L0, W0, ok, k = _stage(pat, x, L, 0.0, tol=tol, max_newton=max_newton, exact_stage=True,
                                    direction=final_direction, kkt_stop=final_stop, decrement_bound=decrement_bound,
-                                   W=W)
+                                   W=W, kernels=kernels)
         n_iter += k
         if ok:
             x, L, W, mu = x0, L0, W0, 0.0

@@ -15,11 +15,18 @@ multifrontal algorithm over the clique tree (CHOMPACK, on top of CVXOPT):
   of ``log det`` on ``E``, ``P_E(W U W) = G*(G(U))``;
 * and the *inverse* of that ``E``-Hessian, as cheap as a product.
 
-CG is preconditioned as :mod:`.newton_pcg` does it, with its helpers and its
-state: a Hessian factor kept from earlier rounds, refactored at the current
-iterate (from the one dense ``W`` such a refactorisation needs) when it has gone
-stale or CG misses its tolerance. A block that has no factor yet (a cold solve)
-starts instead with the ``S × S`` block of the inverse ``E``-Hessian,
+The stages are :mod:`.newton`'s (:func:`.newton._solve`, on these kernels:
+:class:`_Kernels` stands in for its dense ones) and the Newton directions
+:mod:`.newton_pcg`'s (:class:`.newton_pcg._PCGDirection`: its CG loop, its
+preconditioner and its kept Hessian factors, on the embedding's products), with
+:mod:`.newton_pcg`'s choices: warm starts try the μ = 0 limit first, then the
+μ_min stage, a stalled μ_min stage is re-centred warm from the centred points
+the block kept (:func:`.newton._recentre`), and the cold continuation from the
+diagonal comes last. The answers are those of :mod:`.newton` to the exact
+solvers' tolerance. A kept Hessian factor is refactored at the current iterate
+(from the one dense ``W`` such a refactorisation needs) when it has gone stale
+or CG misses its tolerance. A block that has no factor yet (a cold solve)
+preconditions instead with the ``S × S`` block of the inverse ``E``-Hessian,
 ``(K_E⁻¹)_SS``: the inverse of the Schur complement of the fill entries, below
 the Hessian (the preconditioned spectrum is ``≥ 1``) and exact where ``S`` is
 chordal, for no ``|S|³`` factorisation. Measured on ``hard_cols``, that one
@@ -28,14 +35,13 @@ alone leaves CG short of its tolerance on most Newton systems of late rounds
 
 The symbolic analysis (ordering, clique tree, where each entry lives in the
 factor's storage) is kept in the solver's state and redone only when the
-pattern gains an entry outside ``E`` (counted as ``"symbolic analyses"``). The stages,
-stopping rules and answers are those of :mod:`.newton_pcg` (warm starts try the
-μ = 0 limit first, the μ_min stage and the exact stage otherwise, the cold
-continuation from the diagonal last), to the exact solvers' tolerance. Dense
-``d × d`` work is left only where something needs all of ``W``: the answer, once
-per solve (a dense factorisation and inverse, about three Choleskys), because the
-caller needs it (PACE-GGM's selection scores every unmeasured entry from the
-covariance), and a refactorisation of the preconditioner.
+pattern gains an entry outside ``E`` (counted as ``"symbolic analyses"``).
+Dense ``d × d`` work is left only where something needs all of ``W``: the
+answer, once per solve (a dense factorisation and inverse, about three
+Choleskys), because the caller needs it (PACE-GGM's selection scores every
+unmeasured entry from the covariance), a refactorisation of the
+preconditioner, and a warm start's local refinement and re-centring start
+(:mod:`.newton_pcg`'s, ``O(d²)`` and a factorisation respectively).
 """
 
 from __future__ import annotations
@@ -44,38 +50,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from paceggm.reconstruction.counters import counted, counted_solve, note_decrement
-from paceggm.reconstruction.newton import (
-    _BACKOFF,
-    _EARLY,
-    _FLOOR,
-    _FULL_STEP,
-    _WARM_DAMPED,
-    _WARM_ITER,
-    DEFAULTS,
-    _assemble_warm_start,
-    _decrement,
-    _factor_at,
-    _inverse,
-    _Pattern,
-    covers_all,
-)
+from paceggm.reconstruction.counters import counted, counted_solve
+from paceggm.reconstruction.newton import DEFAULTS, _factor_at, _inverse, _Pattern, _solve, covers_all
 from paceggm.reconstruction.newton_pcg import (
-    _CG_MIN_STEPS,
-    _CG_RTOL_MAX,
-    _CG_RTOL_MIN,
-    _FACTOR_IN_STEPS,
     _KKT_STOP,
     PCGNewtonState,
-    _factor_solve,
-    _hessian_factor,
-    _hessian_factor_single,
     _PCGDirection,
-    _Preconditioner,
-    _single,
+    _recentring,
     _warm_refine,
 )
-from paceggm.reconstruction.problem import Problem, diagonal_barrier_solution, mu_schedule
+from paceggm.reconstruction.problem import Problem
 from paceggm.reconstruction.result import BlockSolution
 
 
@@ -182,6 +166,30 @@ class _Kernels:
         self.diag = emb.locate(np.arange(d), np.arange(d))
         self._U = self.chompack.cspmatrix(emb.symb)
 
+    # The kernels the stages of newton._solve run on (newton._DenseKernels'): a factor ("L") is a _Point, which is
+    # also the "W" the directions read (W on the embedding, computed when first read).
+    def pattern(self, p: Problem) -> _Pattern:
+        return self.pat
+
+    def factor(self, pat: _Pattern, x: np.ndarray) -> _Point | None:
+        return self.point(x)
+
+    def start(self, pat: _Pattern, P0: np.ndarray) -> _Point | None:
+        return self.point(pat.entries(P0))
+
+    @staticmethod
+    def inverse(pt: _Point) -> _Point:
+        return pt
+
+    def value(self, pat: _Pattern, x: np.ndarray, pt: _Point | None, mu: float, logdet: float | None = None) -> float:
+        """``F_μ`` at ``x``, from its point or, when that is None, from its known ``logdet``."""
+        logdet = pt.logdet if pt is not None else logdet
+        return -logdet + float(np.dot(pat.m * pat.y, x)) + 0.5 * mu * float(np.dot(pat.q * x, x))
+
+    @staticmethod
+    def on_pattern(pat: _Pattern, pt: _Point) -> np.ndarray:
+        return pt.w
+
     @staticmethod
     def values(X) -> np.ndarray:
         """The values of a :class:`chompack.cspmatrix`, as a NumPy view."""
@@ -261,189 +269,46 @@ class _Kernels:
         W *= 0.5
         return W
 
-    def value(self, pt: _Point, mu: float) -> float:
-        """``F_μ`` at the iterate."""
-        pat = self.pat
-        return -pt.logdet + float(np.dot(pat.m * pat.y, pt.x)) + 0.5 * mu * float(np.dot(pat.q * pt.x, pt.x))
 
 
-class _Direction:
-    """Newton directions by CG on the embedding's Hessian products, preconditioned as :mod:`.newton_pcg` does.
+class _ChordalDirection(_PCGDirection):
+    """:mod:`.newton_pcg`'s Newton directions (its CG loop, preconditioner and kept factors) on the embedding.
 
-    The preconditioner is :mod:`.newton_pcg`'s: the Hessian factors inherited from
-    earlier rounds (new entries on the diagonal), refactored at the current iterate
-    when CG misses its tolerance within its budget or the kept factor has gone
-    stale (its rule, its helpers and its state). Only a block without any factor
-    (a cold solve) starts with the embedding's inverse Hessian (:meth:`_Kernels.precondition`)
-    instead, which is exact where the pattern is chordal and costs no ``|S|³`` factorisation.
+    Only the kernels differ: the iterate is a :class:`_Point`, the gradient and
+    Hessian's diagonal come from ``W`` on the embedding, Hessian products are
+    the embedding's, and a Hessian factorisation assembles from the one dense
+    ``W`` it needs (:meth:`_Kernels.dense_inverse`). A block without any factor
+    (a cold solve) preconditions with the embedding's inverse Hessian
+    (:meth:`_Kernels.precondition`) instead of the diagonal: exact where the
+    pattern is chordal, and no ``|S|³`` factorisation.
     """
-
-    # newton_pcg's bookkeeping of kept factors, on the attributes it reads (pat, S, pre, factor, use, n_cg, ...).
-    _inherit = _PCGDirection._inherit
-    _use_factor = _PCGDirection._use_factor
-    state_hessian = _PCGDirection.state_hessian
 
     def __init__(self, ops: _Kernels, init) -> None:
         self.ops = ops
-        self.pat = ops.pat
-        self.S = self.pat.r.size
-        self.pre = _Preconditioner(self.S)
-        self.factor = None
-        self.n_factor = self.n_cg = self._steps_before = 0
-        self.rtol = _CG_RTOL_MAX
-        self.use = (0, 0, 0)
-        self._inherit(init)
-        solves, steps, last = self.use
-        self._refactor = solves > 0 and last * solves > self.S / _FACTOR_IN_STEPS + steps
-        self.max_steps = max(_CG_MIN_STEPS, self.S // 12)
+        super().__init__(ops.pat, init)
 
-    def gradient(self, pt: _Point, mu: float) -> np.ndarray:
-        pat = self.pat
-        return pat.m * (pat.y - pt.w) + mu * pat.q * pt.x
+    def _prepare_products(self) -> None:
+        pass  # the products are the embedding's
 
-    def diagonal(self, pt: _Point, mu: float) -> np.ndarray:
+    def _gradient(self, pat: _Pattern, x: np.ndarray, pt: _Point, mu: float) -> np.ndarray:
+        return pat.m * (pat.y - pt.w) + mu * pat.q * x
+
+    def _diagonal(self, pat: _Pattern, pt: _Point, mu: float) -> np.ndarray:
         """The Hessian's diagonal (:func:`.newton_pcg._hessian_diagonal`), from ``W`` on the embedding."""
-        pat, wd = self.pat, pt.w_diag
+        wd = pt.w_diag
         return 0.5 * pat.m * pat.m * (wd[pat.r] * wd[pat.c] + pt.w**2) + mu * pat.q
+
+    def _ready(self) -> bool:
+        return True
+
+    def _dense(self, pat: _Pattern, x: np.ndarray, pt: _Point) -> np.ndarray:
+        return self.ops.dense_inverse(pt)
+
+    def _products(self, pt: _Point, mu: float, single: bool = False):
+        return lambda v: self.ops.hessian_times(pt, v, mu)
 
     def _precondition(self, pt: _Point, r: np.ndarray, diag: np.ndarray) -> np.ndarray:
         return self.pre.solve(r, diag) if self.pre.pieces else self.ops.precondition(pt, r)
-
-    def __call__(self, pt: _Point, mu: float):
-        step, dec = self._direction(pt, mu)
-        note_decrement(dec)
-        if step is not None:
-            self.rtol = min(_CG_RTOL_MAX, max(_CG_RTOL_MIN, dec * dec))
-        return step, dec
-
-    def _direction(self, pt: _Point, mu: float):
-        pat = self.pat
-        g = self.gradient(pt, mu)
-        diag = self.diagonal(pt, mu)
-        if not (np.all(np.isfinite(diag)) and np.all(diag > 0) and np.all(np.isfinite(g))):
-            return None, np.nan
-        if not self._refactor:
-            step = self._cg(-g, pt, mu, diag)
-            if step is not None:
-                return _decrement(g, step)
-        self._refactor = False
-        # The Hessian at this iterate, factored (newton_pcg's helpers): the one dense W of a Newton system.
-        W = self.ops.dense_inverse(pt)
-        if mu == 0.0:
-            factor = _hessian_factor_single(pat, W, diag)
-            if factor is not None:
-                self._use_factor(factor)
-                step = self._cg(-g, pt, mu, diag)
-                if step is not None:
-                    return _decrement(g, step)
-        factor = _hessian_factor(pat, W, mu)
-        if factor is None:
-            return None, np.nan
-        cf, h = factor
-        self._use_factor((_single(cf), h))
-        return _decrement(g, -_factor_solve(cf, g / h) / h)
-
-    def decrement_bound(self, pt: _Point, mu: float) -> float:
-        """A lower bound on the Newton decrement, ``|gᵀv| / sqrt(vᵀ H v)`` with ``v = M⁻¹ g`` (as :mod:`.newton_pcg`)."""
-        g = self.gradient(pt, mu)
-        diag = self.diagonal(pt, mu)
-        if not (np.all(np.isfinite(diag)) and np.all(diag > 0) and np.all(np.isfinite(g))):
-            return 0.0
-        v = self._precondition(pt, g, diag)
-        vHv = float(np.dot(v, self.ops.hessian_times(pt, v, mu)))
-        gv = float(np.dot(g, v))
-        if not (vHv > 0 and np.isfinite(vHv) and np.isfinite(gv)):
-            return 0.0
-        return abs(gv) / np.sqrt(vHv)
-
-    def _cg(self, b: np.ndarray, pt: _Point, mu: float, diag: np.ndarray) -> np.ndarray | None:
-        ops = self.ops
-        x = np.zeros_like(b)
-        r = b.copy()
-        z = self._precondition(pt, r, diag)
-        p = z.copy()
-        rz = float(np.dot(r, z))
-        if rz <= 0 or not np.isfinite(rz):
-            return None
-        target = self.rtol**2 * rz
-        for _ in range(self.max_steps):
-            self.n_cg += 1
-            Ap = ops.hessian_times(pt, p, mu)
-            pAp = float(np.dot(p, Ap))
-            if not (pAp > 0 and np.isfinite(pAp)):
-                return None
-            alpha = rz / pAp
-            x += alpha * p
-            r -= alpha * Ap
-            z = self._precondition(pt, r, diag)
-            rz_new = float(np.dot(r, z))
-            if rz_new <= target:
-                return x
-            p = z + (rz_new / rz) * p
-            rz = rz_new
-        return None
-
-
-def _kkt(pt: _Point) -> float:
-    """``max |y − W|`` on the pattern relative to ``max |W|`` there."""
-    w = pt.w
-    return float(np.max(np.abs(pt.ops.pat.y - w)) / np.max(np.abs(w)))
-
-
-def _stage(ops: _Kernels, direction: _Direction, pt: _Point, mu: float, *, tol: float, max_newton: int,
-           exact_stage: bool = False, damped: int = 0, kkt_stop: float | None = None, bound: bool = False):
-    """Minimise ``F_μ`` from ``pt``: ``(pt, converged, n_iter)``, the rules of :func:`.newton._stage`.
-
-    With ``bound`` (exact stage without damped iterations) a stage whose first decrement is provably
-    outside the quadratic region fails before solving a Newton system (:meth:`_Direction.decrement_bound`).
-    """
-    if exact_stage and damped == 0 and bound and direction.decrement_bound(pt, mu) >= _FULL_STEP:
-        return pt, False, 0
-    f = ops.value(pt, mu)
-    prev = np.inf
-    for it in range(1, max_newton + 1):
-        step, dec = direction(pt, mu)
-        if step is None:
-            return pt, False, it
-        if dec <= tol or (dec <= _FLOOR and dec >= prev):
-            new = ops.point(pt.x + step)
-            return (pt if new is None else new), True, it
-        if exact_stage and ((dec >= _FULL_STEP and it > damped) or (prev < _FULL_STEP and dec > 0.5 * prev)):
-            return pt, False, it
-        if exact_stage and kkt_stop is not None and dec <= _EARLY and prev < _FULL_STEP:
-            new = ops.point(pt.x + step)
-            if new is not None:
-                pt = new
-                if _kkt(pt) <= kkt_stop:
-                    return pt, True, it
-                prev = dec
-                f = ops.value(pt, mu)
-                continue
-        prev = dec
-        if dec < _FULL_STEP:
-            t = 1.0
-            new = ops.point(pt.x + step)
-            while new is None and t > 1e-12:
-                t *= 0.5
-                new = ops.point(pt.x + t * step)
-            if new is None:
-                return pt, False, it
-            pt = new
-            f = ops.value(pt, mu)
-        else:
-            # Backtracking (Armijo, slope −δ²) that keeps P positive definite.
-            t = 1.0
-            while True:
-                new = ops.point(pt.x + t * step)
-                if new is not None:
-                    f_new = ops.value(new, mu)
-                    if f_new <= f - 0.25 * t * dec * dec:
-                        break
-                t *= 0.5
-                if t < 1e-12:
-                    return pt, False, it
-            pt, f = new, f_new
-    return pt, False, max_newton
 
 
 @dataclass(frozen=True)
@@ -465,99 +330,13 @@ class ChordalNewtonState(PCGNewtonState):
     n_iter: int = 0
 
 
-def _warm_start(p: Problem, pat: _Pattern, init, mu: float):
-    """``(x0, exact_start, embedding)``: the start on the pattern (None without a warm start), whether it is an
-    exact limit, and the embedding of the earlier block when one covered this one."""
-    if not init:
-        return None, False, None
-    if len(init) == 1 and covers_all(np.asarray(init[0][0]), p.d):
-        state = init[0][1]
-        entries = getattr(state, "entries", None)
-        if isinstance(state, PCGNewtonState) and entries is not None:
-            rows, cols, x = entries
-            d = p.d
-            keys = pat.r * d + pat.c  # increasing: the pattern is listed row-major
-            old = rows * d + cols
-            at = np.minimum(np.searchsorted(keys, old), keys.size - 1)
-            if np.array_equal(keys[at], old):
-                x0 = np.zeros(keys.size)
-                x0[at] = x * (p.scale / state.scale)
-                return x0, state.mu == 0.0, state.embedding
-    P0, exact_start = _assemble_warm_start(p, init, mu)
-    if P0 is None:
-        return None, False, None
-    emb = None
-    if len(init) == 1 and covers_all(np.asarray(init[0][0]), p.d):
+def _kept_embedding(init, d: int) -> Embedding | None:
+    """The embedding of the one earlier block a warm start covers, if that block kept one."""
+    if init and len(init) == 1 and covers_all(np.asarray(init[0][0]), d):
         emb = getattr(init[0][1], "embedding", None)
-    return pat.entries(P0), exact_start, emb
-
-
-def _solve(p: Problem, init, *, mu0, mu_min, mu_factor, tol, max_newton, exact_limit):
-    """The stages: ``(ops, point, mu, n_iter, direction)``."""
-    mus = mu_schedule(mu0, mu_min, mu_factor)
-    pat = _Pattern(p)
-    x0, exact_start, emb = _warm_start(p, pat, init, mus[-1])
-    pos = None if emb is None or emb.d != p.d else emb.locate(pat.r, pat.c)
-    if pos is None:  # no earlier embedding, or the new entry lies outside it
-        emb = embedding_of(p)
-        pos = emb.locate(pat.r, pat.c)
-    ops = _Kernels(emb, pat, pos)
-    direction = _Direction(ops, init)
-    n_iter = 0
-    best = None
-    skip = exact_limit and exact_start
-    if x0 is not None:
-        # newton_pcg's warm start: the new entry and its neighbourhood at their optimum (dense, O(d²): the kept W
-        # updated in low rank), of which the chordal path keeps P.
-        P, _, _ = _warm_refine(pat, pat.matrix(x0), 0.0 if skip else mus[-1], init=init, scale=p.scale)
-        start = ops.point(pat.entries(P))
-        if start is None:  # the refined entries left the cone: the plain start
-            start = ops.point(x0)
-        if start is not None and skip:
-            # The earlier answer is an exact μ = 0 limit, usually close to the new one: the limit directly.
-            pt, ok, k = _stage(ops, direction, start, 0.0, tol=tol, max_newton=min(max_newton, _WARM_ITER),
-                               exact_stage=True, damped=_WARM_DAMPED, kkt_stop=_KKT_STOP)
-            n_iter += k
-            if ok:
-                return ops, pt, 0.0, n_iter, direction
-        if start is not None:
-            pt, ok, k = _stage(ops, direction, start, mus[-1], tol=tol, max_newton=min(max_newton, _WARM_ITER))
-            n_iter += k
-            if ok:
-                best = (pt, mus[-1])
-    warm = best is not None
-    diag = np.flatnonzero(pat.r == pat.c)
-    for backoff in _BACKOFF:
-        if best is not None:
-            break
-        lead = mu_schedule(mu0 * backoff, mu0, mu_factor)[:-1] if backoff > 1 else []
-        schedule = [m for m in lead if m > mu0 * (1 + 1e-12)] + mus
-        x = np.zeros(pat.r.size)
-        x[diag] = 1.0 / diagonal_barrier_solution(p, schedule[0])[pat.r[diag]]
-        pt = ops.point(x)
-        if pt is None:
-            continue
-        for mu in schedule:
-            pt_new, ok, k = _stage(ops, direction, pt, mu, tol=tol, max_newton=max_newton)
-            n_iter += k
-            if not ok:
-                break  # divergence guard: keep the previous stage's answer
-            pt = pt_new
-            if mu <= mu0:
-                best = (pt, mu)
-    if best is None:
-        raise RuntimeError(
-            f"Newton failed at the first barrier stage (mu={mu0:g}, also when starting the path "
-            f"at {mu0 * _BACKOFF[-1]:g}); the block's measurements are not finite or not on a usable scale"
-        )
-    pt, mu = best
-    if exact_limit:
-        pt0, ok, k = _stage(ops, direction, pt, 0.0, tol=tol, max_newton=max_newton, exact_stage=True,
-                            kkt_stop=_KKT_STOP if warm else None, bound=True)
-        n_iter += k
-        if ok:
-            pt, mu = pt0, 0.0
-    return ops, pt, mu, n_iter, direction
+        if emb is not None and emb.d == d:
+            return emb
+    return None
 
 
 @counted_solve
@@ -591,11 +370,33 @@ def solve_newton_chordal(
     >>> round(float(sol.W[2, 0]), 6), sol.mu
     (0.25, 0.0)
     """
-    ops, pt, mu, n_iter, direction = _solve(p, init, mu0=mu0, mu_min=mu_min, mu_factor=mu_factor, tol=tol,
-                                            max_newton=max_newton, exact_limit=exact_limit)
-    pat = ops.pat
+    pat = _Pattern(p)
+    emb = _kept_embedding(init, p.d)
+    pos = None if emb is None else emb.locate(pat.r, pat.c)
+    if pos is None:  # no earlier embedding, or the new entry lies outside it
+        emb = embedding_of(p)
+        pos = emb.locate(pat.r, pat.c)
+    ops = _Kernels(emb, pat, pos)
+    direction = _ChordalDirection(ops, init)
+    recentre_at, keep, kept = _recentring(p, init, mu0, mu_min, mu_factor)
+
+    def refine(pat, P0, mu):
+        # newton_pcg's warm start: the new entry and its neighbourhood at their optimum (dense, O(d²): the kept W
+        # updated in low rank), of which the chordal path keeps P, factored on the embedding.
+        P, _, _ = _warm_refine(pat, P0, mu, init=init, scale=p.scale)
+        pt = ops.point(pat.entries(P))
+        if pt is None:  # the refined entries left the cone: the plain start
+            P, pt = P0, ops.point(pat.entries(P0))
+        return (P, pt, pt.logdet) if pt is not None else (P0, None, None)
+
+    pat, x, _, pt, mu, n_iter = _solve(p, init, mu0=mu0, mu_min=mu_min, mu_factor=mu_factor, tol=tol,
+                                       max_newton=max_newton, exact_limit=exact_limit, warm_direction=direction,
+                                       cold_direction=direction, decrement_bound=direction.decrement_bound,
+                                       refine_start=refine, skip_to_limit=True, kkt_stop=_KKT_STOP,
+                                       recentre_at=recentre_at, on_centred=keep, kernels=ops)
     W = ops.dense_inverse(pt)
     hessian, use = direction.state_hessian()
-    state = ChordalNewtonState(pat.matrix(pt.x), p.scale, mu, hessian=hessian, factor_use=use, covariance=W,
-                               logdet=pt.logdet, embedding=ops.emb, entries=(pat.r, pat.c, pt.x), n_iter=n_iter)
+    state = ChordalNewtonState(pat.matrix(x), p.scale, mu, hessian=hessian, factor_use=use, covariance=W,
+                               logdet=pt.logdet, path=kept(), embedding=ops.emb, entries=(pat.r, pat.c, x),
+                               n_iter=n_iter)
     return BlockSolution(W=W, state=state, mu=mu, n_iter=n_iter, converged=mu <= mu_min)

@@ -288,7 +288,12 @@ class _PCGDirection:
         solves, steps, last = self.use
         self._refactor = solves > 0 and last * solves > self.S / _FACTOR_IN_STEPS + steps
         self._steps_before = 0  # CG steps of this solve before its own factorisation
-        # ΔP as CSR with a fixed structure: the lower entries and their mirrors.
+        self._max_steps = max(_CG_MIN_STEPS, self.S // 12)
+        self._prepare_products()
+
+    def _prepare_products(self) -> None:
+        """ΔP as CSR with a fixed structure: the lower entries and their mirrors."""
+        pat = self.pat
         off = pat.r != pat.c
         rows = np.concatenate([pat.r, pat.c[off]])
         cols = np.concatenate([pat.c, pat.r[off]])
@@ -299,7 +304,6 @@ class _PCGDirection:
         self._dP.sort_indices()
         self._dP_single = self._dP.astype(np.float32)
         # Building from COO sorts by (row, col) too, so data aligns with _src.
-        self._max_steps = max(_CG_MIN_STEPS, self.S // 12)
 
     def _inherit(self, init) -> None:
         d = self.pat.d
@@ -335,24 +339,51 @@ class _PCGDirection:
         note_decrement(dec)
         return step, dec
 
-    def _direction(self, pat: _Pattern, x: np.ndarray, W: np.ndarray, mu: float):
-        g = _gradient(pat, x, W, mu)
-        diag = _hessian_diagonal(pat, W, mu)
+    # The kernels of the iterate, on the dense W; a direction on another kind of iterate
+    # (:class:`.newton_chordal._ChordalDirection`) overrides these and keeps the rest.
+    def _gradient(self, pat: _Pattern, x: np.ndarray, W, mu: float) -> np.ndarray:
+        return _gradient(pat, x, W, mu)
+
+    def _diagonal(self, pat: _Pattern, W, mu: float) -> np.ndarray:
+        return _hessian_diagonal(pat, W, mu)
+
+    def _ready(self) -> bool:
+        """Whether CG has a preconditioner better than the diagonal, before any factorisation here."""
+        return bool(self.pre.pieces)
+
+    def _dense(self, pat: _Pattern, x: np.ndarray, W) -> np.ndarray:
+        """The dense ``W`` a Hessian factorisation assembles from."""
+        return W
+
+    def _products(self, W, mu: float, single: bool = False):
+        """``v ↦ ∇²F v`` at ``W``; with ``single``, the products in single precision."""
+        if single:
+            W = W.astype(np.float32)
+        Wr = W[self.pat.r]
+        return lambda v: self._hessian_times(v, W, Wr, mu)
+
+    def _precondition(self, W, r: np.ndarray, diag: np.ndarray) -> np.ndarray:
+        return self.pre.solve(r, diag)
+
+    def _direction(self, pat: _Pattern, x: np.ndarray, W, mu: float):
+        g = self._gradient(pat, x, W, mu)
+        diag = self._diagonal(pat, W, mu)
         if not (np.all(np.isfinite(diag)) and np.all(diag > 0) and np.all(np.isfinite(g))):
             return None, np.nan
-        if self.pre.pieces and not self._refactor:
+        if self._ready() and not self._refactor:
             step = self._cg(-g, W, mu, diag)
             if step is not None:
                 return self._next_tolerance(*_decrement(g, step))
         self._refactor = False
+        dense = self._dense(pat, x, W)
         if mu == 0.0:
-            factor = _hessian_factor_single(pat, W, diag)
+            factor = _hessian_factor_single(pat, dense, diag)
             if factor is not None:
                 self._use_factor(factor)
                 step = self._cg(-g, W, mu, diag)
                 if step is not None:
                     return self._next_tolerance(*_decrement(g, step))
-        factor = _hessian_factor(pat, W, mu)
+        factor = _hessian_factor(pat, dense, mu)
         if factor is None:
             return None, np.nan
         cf, h = factor
@@ -377,12 +408,12 @@ class _PCGDirection:
         region (measured: every one of 643 such attempts in a low-rank fit), and
         this replaces the Newton system, solved to ``1e-12``, that found it out.
         """
-        g = _gradient(pat, x, W, mu)
-        diag = _hessian_diagonal(pat, W, mu)
+        g = self._gradient(pat, x, W, mu)
+        diag = self._diagonal(pat, W, mu)
         if not (np.all(np.isfinite(diag)) and np.all(diag > 0) and np.all(np.isfinite(g))):
             return 0.0
-        v = self.pre.solve(g, diag) if self.pre.pieces else g / diag
-        vHv = float(np.dot(v, self._hessian_times(v, W, W[pat.r], mu)))
+        v = self._precondition(W, g, diag) if self._ready() else g / diag
+        vHv = float(np.dot(v, self._products(W, mu)(v)))
         gv = float(np.dot(g, v))
         if not (vHv > 0 and np.isfinite(vHv) and np.isfinite(gv)):
             return 0.0
@@ -393,13 +424,11 @@ class _PCGDirection:
             self.rtol = min(_CG_RTOL_MAX, max(_CG_RTOL_MIN, dec * dec))
         return step, dec
 
-    def _cg(self, b: np.ndarray, W: np.ndarray, mu: float, diag: np.ndarray) -> np.ndarray | None:
-        if mu == 0.0 and self.rtol >= _SINGLE_RTOL:
-            W = W.astype(np.float32)
-        Wr = W[self.pat.r]
+    def _cg(self, b: np.ndarray, W, mu: float, diag: np.ndarray) -> np.ndarray | None:
+        times = self._products(W, mu, single=mu == 0.0 and self.rtol >= _SINGLE_RTOL)
         x = np.zeros_like(b)
         r = b.copy()
-        z = self.pre.solve(r, diag)
+        z = self._precondition(W, r, diag)
         p = z.copy()
         rz = float(np.dot(r, z))
         target = self.rtol**2 * rz
@@ -407,14 +436,14 @@ class _PCGDirection:
             return None
         for _ in range(self._max_steps):
             self.n_cg += 1
-            Ap = self._hessian_times(p, W, Wr, mu)
+            Ap = times(p)
             pAp = float(np.dot(p, Ap))
             if not (pAp > 0 and np.isfinite(pAp)):
                 return None
             alpha = rz / pAp
             x += alpha * p
             r -= alpha * Ap
-            z = self.pre.solve(r, diag)
+            z = self._precondition(W, r, diag)
             rz_new = float(np.dot(r, z))
             if rz_new <= target:
                 return x
@@ -433,6 +462,27 @@ class _PCGDirection:
         pos, cf, h = max(self.pre.pieces, key=lambda piece: piece[0].size)
         solves, steps, _ = self.use
         return (cf, h, self.pat.r[pos], self.pat.c[pos]), (solves + 1, steps + self.n_cg, self.n_cg)
+
+
+def _recentring(p: Problem, init, mu0: float, mu_min: float, mu_factor: float):
+    """``(recentre_at, on_centred, kept)``: a large block's re-centring, for :func:`.newton._solve`.
+
+    ``recentre_at`` starts from the centred points the block kept
+    (:func:`_kept_start`), ``on_centred`` keeps those this solve finds at
+    ``μ_min·10ᵏ`` (k = 1 … ``_KEPT_LEVELS``), ``kept()`` is the state's ``path``.
+    """
+    levels = mu_schedule(mu0, mu_min, mu_factor)[-1 - _KEPT_LEVELS:-1]
+    path = _inherited_path(init, levels)
+
+    def keep(pat, mu, x):
+        for level in levels:
+            if abs(mu - level) <= 1e-12 * level:
+                path[level] = (pat.matrix(x), p.scale)
+
+    def kept():
+        return tuple((level, *path[level]) for level in levels if level in path)
+
+    return partial(_kept_start, p, init, path), keep, kept
 
 
 def _inherited_path(init, levels) -> dict:
@@ -771,13 +821,7 @@ def solve_newton_pcg(
         return BlockSolution(W=W, state=PCGNewtonState(pat.matrix(x), p.scale, mu, covariance=W, logdet=logdet), mu=mu,
                              n_iter=n_iter, converged=mu <= mu_min)
     holder = {}
-    levels = mu_schedule(mu0, mu_min, mu_factor)[-1 - _KEPT_LEVELS:-1]
-    path = _inherited_path(init, levels)
-
-    def keep(pat, mu, x):
-        for level in levels:
-            if abs(mu - level) <= 1e-12 * level:
-                path[level] = (pat.matrix(x), p.scale)
+    recentre_at, keep, kept = _recentring(p, init, mu0, mu_min, mu_factor)
 
     def pcg(pat):
         if "dir" not in holder or holder["dir"].pat is not pat:
@@ -789,7 +833,7 @@ def solve_newton_pcg(
                                       warm_direction=lambda pat, x, W, mu: pcg(pat)(pat, x, W, mu),
                                       decrement_bound=lambda pat, x, W, mu: pcg(pat).decrement_bound(pat, x, W, mu),
                                       refine_start=refine, skip_to_limit=True, kkt_stop=_KKT_STOP,
-                                      recentre_at=partial(_kept_start, p, init, path), on_centred=keep)
+                                      recentre_at=recentre_at, on_centred=keep)
     hessian, use = None, (0, 0, 0)
     if "dir" in holder:
         hessian, use = holder["dir"].state_hessian()
@@ -800,6 +844,5 @@ def solve_newton_pcg(
         if factor is not None:
             hessian = (_single(factor[0]), factor[1], pat.r, pat.c)
     logdet = None if L is None else _logdet(L)
-    kept = tuple((level, *path[level]) for level in levels if level in path)
-    return BlockSolution(W=W, state=PCGNewtonState(pat.matrix(x), p.scale, mu, hessian, use, W, logdet, kept), mu=mu,
+    return BlockSolution(W=W, state=PCGNewtonState(pat.matrix(x), p.scale, mu, hessian, use, W, logdet, kept()), mu=mu,
                          n_iter=n_iter, converged=mu <= mu_min)
