@@ -78,15 +78,15 @@ def choose_cpu(p: Problem, init) -> tuple[str, Embedding | None]:
     if d < CHORDAL_MIN_D or p.rows.size > CHORDAL_MAX_FILL * d * (d + 1) / 2:
         return "newton_pcg", None  # small, or denser than any embedding the chordal path takes
     state = _previous(p, init)
-    emb = getattr(state, "embedding", None)
+    kept = emb = getattr(state, "embedding", None)
     if emb is not None and emb.d == d and emb.locate(p.rows, p.cols) is None:
-        emb = None  # the pattern has left it
+        emb = None  # the pattern has left it (extended in its order below, if need be)
     chordal_last = isinstance(state, ChordalNewtonState) and state.entries is not None
     pcg_worked = isinstance(state, ChordalNewtonState) and state.n_iter >= CHORDAL_MIN_ITER
     if state is not None and not (chordal_last or pcg_worked):
         return "newton_pcg", None  # newton_pcg's rounds here are cheap: no embedding needed
     if emb is None:
-        emb = embedding_of(p)
+        emb = embedding_of(p, kept)
     return ("newton_chordal" if _sparse_enough(emb, d) else "newton_pcg"), emb
 
 

@@ -39,6 +39,7 @@ PIECES = (
     "Hessian factorisations, single",
     "local start",
     "symbolic analyses",  # newton_chordal: a new chordal embedding of the pattern
+    "fill-reducing orderings",  # newton_chordal: a fresh ordering for a new embedding
     "projected inverses",  # newton_chordal: W on the embedding
 )
 

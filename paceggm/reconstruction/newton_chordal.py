@@ -73,38 +73,59 @@ def _chompack():
     return chompack, amd, spmatrix
 
 
-class Embedding:
-    """A chordal embedding ``E`` of a pattern in a minimum-degree order, and where each entry lives in its storage.
+# A round's entry outside the embedding is analysed in the kept fill-reducing ordering while the
+# embedding holds at most this factor times the factor entries per pattern entry of the last
+# embedding made from a fresh ordering; past it, the pattern is ordered afresh.
+_REORDER_FILL = 1.1
 
-    ``symb`` is CHOMPACK's symbolic factorisation; ``keys`` (sorted) and
-    ``positions`` list the lower entries of ``E`` in the permuted order as
-    ``row * d + col`` and their offsets in a :class:`chompack.cspmatrix`'s values.
+
+def _lower(d: int, rows: np.ndarray, cols: np.ndarray):
+    """The pattern's lower triangle as a CVXOPT sparse matrix (what CHOMPACK analyses)."""
+    spmatrix = _chompack()[2]
+    return spmatrix(1.0, [int(i) for i in np.maximum(rows, cols)], [int(j) for j in np.minimum(rows, cols)], (d, d))
+
+
+@counted("fill-reducing orderings")
+def _ordering(pattern):
+    """A minimum-degree ordering of the pattern (CVXOPT's AMD)."""
+    return _chompack()[1].order(pattern)
+
+
+class Embedding:
+    """A chordal embedding ``E`` of a pattern in a fill-reducing order, and where each entry lives in its storage.
+
+    ``symb`` is CHOMPACK's symbolic factorisation of the pattern in the
+    ``order`` given (a permutation); ``keys`` (sorted) and ``positions`` list the
+    lower entries of ``E`` in the permuted order as ``row * d + col`` and their
+    offsets in a :class:`chompack.cspmatrix`'s values. ``fill`` is ``E``'s lower
+    entries per pattern entry; ``fresh_fill`` that of the last embedding whose
+    order was made for its own pattern (:func:`embedding_of`).
     """
 
     @counted("symbolic analyses")
-    def __init__(self, d: int, rows: np.ndarray, cols: np.ndarray) -> None:
-        chompack, amd, spmatrix = _chompack()
-        self.d = d
-        pattern = spmatrix(1.0, [int(i) for i in np.maximum(rows, cols)], [int(j) for j in np.minimum(rows, cols)],
-                           (d, d))
-        self.symb = chompack.symbolic(pattern, p=amd.order)
+    def __init__(self, d: int, pattern, order, fresh_fill: float | None = None) -> None:
+        chompack = _chompack()[0]
+        self.d, self.order = d, order
+        self.symb = chompack.symbolic(pattern, p=order)
         s = self.symb
         self.ip = np.asarray(s.ip, dtype=np.int64).ravel()
-        snptr, sncolptr = np.asarray(s.snptr).ravel(), np.asarray(s.sncolptr).ravel()
-        snrowidx, blkptr = np.asarray(s.snrowidx, dtype=np.int64).ravel(), np.asarray(s.blkptr).ravel()
-        keys, positions = [], []
-        for k in range(s.Nsn):
-            R = snrowidx[sncolptr[k]:sncolptr[k + 1]]
-            nj = R.size
-            # After CHOMPACK's post-ordering supernode k holds the columns snptr[k], …, snptr[k + 1] − 1, stored
-            # column-major in an nj × nn block whose rows are R; the lower part of column i starts at row i.
-            for i, col in enumerate(range(snptr[k], snptr[k + 1])):
-                keys.append(R[i:] * d + col)
-                positions.append(blkptr[k] + nj * i + np.arange(i, nj))
-        keys, positions = np.concatenate(keys), np.concatenate(positions)
-        order = np.argsort(keys)
-        self.keys, self.positions = keys[order], positions[order]
+        snptr, sncolptr = np.asarray(s.snptr, dtype=np.int64).ravel(), np.asarray(s.sncolptr, dtype=np.int64).ravel()
+        snrowidx, blkptr = np.asarray(s.snrowidx, dtype=np.int64).ravel(), np.asarray(s.blkptr, dtype=np.int64).ravel()
+        # After CHOMPACK's post-ordering supernode k holds the columns snptr[k], …, snptr[k + 1] − 1, stored
+        # column-major in an nj × nn block (nj = sncolptr[k + 1] − sncolptr[k]) at blkptr[k] whose rows are
+        # snrowidx[sncolptr[k]:sncolptr[k + 1]]; the lower part of its column i starts at row i. Every offset of
+        # the storage at once: its supernode, column i and row t, the lower ones (t ≥ i) kept.
         self.size = int(blkptr[-1])
+        at = np.arange(self.size)
+        k = np.searchsorted(blkptr, at, side="right") - 1
+        nj = sncolptr[k + 1] - sncolptr[k]
+        i, t = np.divmod(at - blkptr[k], nj)
+        lower = t >= i
+        keys = snrowidx[sncolptr[k] + t][lower] * d + (snptr[k] + i)[lower]
+        order_ = np.argsort(keys)
+        self.keys, self.positions = keys[order_], at[lower][order_]
+        self.fill = self.keys.size / len(pattern)
+        self.fresh_fill = self.fill if fresh_fill is None else fresh_fill
 
     @property
     def entries(self) -> int:
@@ -125,9 +146,23 @@ class Embedding:
         return self.positions[at]
 
 
-def embedding_of(p: Problem) -> Embedding:
-    """The chordal embedding of ``p``'s measured pattern (what ``auto``'s cost model measures)."""
-    return Embedding(p.d, p.rows, p.cols)
+def embedding_of(p: Problem, kept: Embedding | None = None) -> Embedding:
+    """A chordal embedding of ``p``'s measured pattern (what ``auto``'s cost model measures).
+
+    ``kept``, an embedding of an earlier pattern of the block, is returned while
+    it covers this one. Otherwise the pattern is analysed in ``kept``'s order
+    (no new ordering) while ``kept``'s fill is at most ``_REORDER_FILL`` times
+    that of the last embedding made from a fresh ordering; past that, and
+    without ``kept``, the pattern is ordered afresh. The rule reads ``kept``
+    only, so a round makes one analysis at most.
+    """
+    if kept is not None and kept.d == p.d:
+        if kept.locate(p.rows, p.cols) is not None:
+            return kept
+        if kept.fill <= _REORDER_FILL * kept.fresh_fill:
+            return Embedding(p.d, _lower(p.d, p.rows, p.cols), kept.order, kept.fresh_fill)
+    pattern = _lower(p.d, p.rows, p.cols)
+    return Embedding(p.d, pattern, _ordering(pattern))
 
 
 class _Point:
@@ -371,12 +406,8 @@ def solve_newton_chordal(
     (0.25, 0.0)
     """
     pat = _Pattern(p)
-    emb = _kept_embedding(init, p.d)
-    pos = None if emb is None else emb.locate(pat.r, pat.c)
-    if pos is None:  # no earlier embedding, or the new entry lies outside it
-        emb = embedding_of(p)
-        pos = emb.locate(pat.r, pat.c)
-    ops = _Kernels(emb, pat, pos)
+    emb = embedding_of(p, _kept_embedding(init, p.d))
+    ops = _Kernels(emb, pat, emb.locate(pat.r, pat.c))
     direction = _ChordalDirection(ops, init)
     recentre_at, keep, kept = _recentring(p, init, mu0, mu_min, mu_factor)
 
