@@ -227,6 +227,58 @@ def test_warm_rounds_over_a_growing_pattern_agree_with_cold_solves():
     assert isinstance(sol.state, ChordalNewtonState)
 
 
+def test_an_entry_outside_the_embedding_keeps_the_ordering_and_the_answer():
+    """One round's entry outside the embedding: one symbolic analysis in the kept order, no fresh ordering; on
+    noise-free measurements of C the answer is the completion, W = C on the pattern (and newton's)."""
+    rng = np.random.default_rng(14)
+    d = 40
+    C = _covariance(d, rng)
+    pairs = _sparse_pairs(d, 20, rng)
+    y, lam = _measure(C, pairs, rng)
+    first = solve_newton_chordal(_problem(y, lam))
+    emb = first.state.embedding
+    i, j = next((i, j) for i in range(d) for j in range(i)
+                if lam[i, j] == 0 and emb.locate(np.array([i]), np.array([j])) is None)
+    y2, lam2 = _measure(C, [*pairs, (i, j)], rng)
+    p = _problem(y2, lam2)
+    with Counters() as c:
+        warm = solve_newton_chordal(p, init=[(np.arange(d), first.state)])
+    assert c.calls["symbolic analyses"] == 1 and c.calls["fill-reducing orderings"] == 0
+    assert warm.state.embedding.order is emb.order and warm.state.embedding.fresh_fill == emb.fill
+    assert warm.state.embedding.locate(np.array([i]), np.array([j])) is not None
+    assert warm.mu == 0.0
+    mask = lam2 > 0
+    assert _rel(warm.W[mask], C[mask]) < TOL
+    assert _rel(warm.W, solve_newton(p).W) < TOL
+
+
+def test_a_kept_ordering_whose_fill_has_grown_is_made_afresh(monkeypatch):
+    """Past _REORDER_FILL times the last fresh ordering's fill the pattern is ordered afresh, in the same single
+    analysis; the fresh embedding's fill is its own reference from then on."""
+    import paceggm.reconstruction.newton_chordal as nc
+
+    rng = np.random.default_rng(15)
+    d = 30
+    y, lam = _measure(_covariance(d, rng), _sparse_pairs(d, 15, rng), rng)
+    p = _problem(y, lam)
+    kept = embedding_of(p)
+    assert kept.fresh_fill == kept.fill > 1.0
+    i, j = next((i, j) for i in range(d) for j in range(i)
+                if lam[i, j] == 0 and kept.locate(np.array([i]), np.array([j])) is None)
+    lam[i, j] = lam[j, i] = 1.0
+    p2 = _problem(y, lam)
+    with Counters() as c:
+        extended = embedding_of(p2, kept)
+    assert (c.calls["symbolic analyses"], c.calls["fill-reducing orderings"]) == (1, 0)
+    assert extended.order is kept.order
+    monkeypatch.setattr(nc, "_REORDER_FILL", 0.99 * kept.fill / kept.fresh_fill)  # the kept fill is now past it
+    with Counters() as c:
+        fresh = embedding_of(p2, kept)
+    assert (c.calls["symbolic analyses"], c.calls["fill-reducing orderings"]) == (1, 1)
+    assert fresh.order is not kept.order and fresh.fresh_fill == fresh.fill
+    assert embedding_of(p2, fresh) is fresh  # it covers the pattern: nothing analysed
+
+
 def test_other_exact_solvers_warm_start_from_its_state_and_it_from_theirs():
     rng = np.random.default_rng(9)
     d = 25
@@ -313,3 +365,68 @@ def test_auto_with_the_chordal_path_on_small_blocks_agrees_with_newton_over_roun
             ref = reconstruct(y, lam, solver="newton")
             assert _rel(previous.covariance, ref.covariance) < TOL
     assert c.calls["projected inverses"] > 0  # the chordal path did solve
+
+
+# ---------------------------------------------------------------- the shared stages (newton._solve, _recentre)
+@pytest.fixture(scope="module")
+def stalled_round():
+    """tests/test_warm_recentre.py's stalled round: its warm μ_min stage stalls, and newton_pcg kept centred points."""
+    from test_warm_recentre import STALLED, _rounds
+
+    from paceggm.reconstruction import newton_pcg
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(newton_pcg, "_CG_MIN_ENTRIES", 0)
+        problems, inits, _ = _rounds(STALLED + 1)
+    return problems[STALLED], inits[STALLED]
+
+
+def test_a_stalled_warm_stage_is_re_centred_on_the_embedding(stalled_round):
+    """The chordal path runs newton's stages: a stalled warm μ_min stage is re-centred warm from the kept points,
+    with no cold continuation, to the reference's answer; without them it takes the cold continuation."""
+    from dataclasses import replace
+
+    from test_warm_recentre import LEVELS, MU_MIN, _close, _stationarity
+
+    p, init = stalled_round
+    with Counters() as c:
+        got = solve_newton_chordal(p, init=init)
+    assert c.events["warm re-centrings"] == 1
+    assert c.events["cold restarts"] == 0 and c.events["cold starts"] == 0
+    assert c.calls["projected inverses"] > 0  # the stages ran on the embedding
+    ref = solve_newton(p)
+    assert got.mu == ref.mu == MU_MIN
+    assert _close(got, ref) and _stationarity(p, got) <= 1e-7
+    assert {mu for mu, *_ in got.state.path} == set(LEVELS)  # the levels it passed through, kept for later rounds
+    ix, state = init[0]
+    with Counters() as c:
+        cold = solve_newton_chordal(p, init=[(ix, replace(state, path=()))])
+    assert c.events["warm re-centrings"] == 1 and c.events["cold restarts"] == 1
+    assert _close(cold, ref)
+
+
+def test_chordal_rounds_keep_centred_points_and_re_centre_them():
+    """Rounds solved by the chordal path alone, far from completable: each answer the reference's, and the points
+    its own solves kept re-centre stalled rounds."""
+    from test_warm_recentre import _close
+
+    rng = np.random.default_rng(0)
+    d = 12
+    A = rng.normal(size=(d, 2 * d))
+    y = A @ A.T / (2 * d)
+    s = np.sqrt(np.diag(y))
+    y = y / np.outer(s, s) + 0.6 * np.triu(rng.normal(size=(d, d)), 1)
+    y = np.triu(y) + np.triu(y, 1).T
+    pattern = np.eye(d, dtype=bool)
+    state = None
+    events = Counters()
+    for a, b in rng.permutation([(j, k) for j in range(d) for k in range(j)])[:40]:
+        pattern[a, b] = pattern[b, a] = True
+        p = make_problem(np.where(pattern, y, 0.0), pattern.astype(float), scale=1.0, lam_unit=1.0)
+        with events:
+            sol = solve_newton_chordal(p, init=None if state is None else [(np.arange(d), state)])
+        assert _close(sol, solve_newton(p))
+        state = sol.state
+    # Every re-centring that fails ends in a cold restart: more re-centrings than cold restarts is some that held.
+    assert events.events["warm re-centrings"] > events.events["cold restarts"]
+    assert events.events["cold starts"] == 1
