@@ -239,3 +239,17 @@ def test_the_unrecorded_ipm_preset_is_the_one_the_committed_cells_were_made_with
 
     made_with = PRESETS[V.UNRECORDED_IPM_PRESET]
     assert {k: DEFAULTS[k] for k in made_with} == made_with
+
+
+def test_a_rerun_keeps_the_fits_cpu_time_and_reports_the_cells_apart(monkeypatch):
+    """The row's ``cpu_time`` is the fit's clock, as a sweep records it; the cell's CPU is returned beside it."""
+    from paceggm.bench import runner
+
+    def fake(cell, data, *, experiment, test_fraction):
+        sum(i * i for i in range(200_000))  # CPU the cell spends outside its fit
+        return {"cpu_time": 0.125, "wall_time": 0.5}
+
+    monkeypatch.setattr(runner, "_run_in_worker", fake)
+    row, _, cell_cpu = V._rerun(None, None, experiment="demo", test_fraction=0.2)
+    assert row["cpu_time"] == 0.125
+    assert cell_cpu > 0.0
