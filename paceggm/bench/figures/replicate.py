@@ -129,6 +129,22 @@ def poisson_binomial(p) -> np.ndarray:
     return pmf
 
 
+def flipped_trial_counts(blocks: list[np.ndarray], count, *, seed_key: str, draws: int = 2000) -> np.ndarray:
+    """A statistic's law under "the two methods are exchangeable", flipping whole trials.
+
+    ``blocks`` holds one (trials × cells) array of paired differences per group of cells that
+    share their trials' data (a data set's splits, shared by every ρ and both methods); NaN
+    where a trial is missing. Each draw flips the sign of every trial of a group at once, in all
+    of the group's cells, so the correlation that shared data puts between cells is kept;
+    ``count(blocks)`` is evaluated on each draw. Returns the ``draws`` values.
+    """
+    rng = keyed_rng(seed_key)
+    out = np.empty(draws)
+    for i in range(draws):
+        out[i] = count([b * rng.choice((-1.0, 1.0), size=(b.shape[0], 1)) for b in blocks])
+    return out
+
+
 def _quantiles(pmf: np.ndarray) -> tuple[int, int]:
     cdf = np.cumsum(pmf)
     a = (1 - _LEVEL) / 2
