@@ -160,3 +160,10 @@ def test_the_runtime_verdict_reads_cpu_seconds_where_every_row_has_them():
     on_wall = c7({"runtime": rows.drop(columns="cpu_time")})
     assert " CPU s " in on_cpu.evidence and " CPU s " not in on_wall.evidence
     assert math.isfinite(rows["cpu_time"].sum())
+
+
+def test_a_runtime_table_states_the_load_its_fits_ran_under():
+    rows = _timed(True)
+    rows["load_start"] = np.linspace(1.0, 3.0, len(rows))
+    assert "one-minute load at the fits' start: median 2.00, 1.00–3.00" in tables.runtime_table(rows).caption
+    assert "load" not in tables.runtime_table(_timed(False)).caption.replace("other load", "")

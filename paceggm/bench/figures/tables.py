@@ -106,8 +106,18 @@ def runtime_table(df: pd.DataFrame, metric: str | None = None) -> Table:
                 text.loc[label, rho_label(rho)] = f"{fmt_sig(st['mean'])} ± {sem}"
     what = ("CPU seconds of the fit per trial (user + system, as each cell recorded them; wall seconds move with "
             "the machine's other load)" if cpu else "Time per trial in seconds")
-    return Table("runtime", f"{what}, mean ± standard error over trials (n/a: a single ok trial).", text,
-                 s.reset_index())
+    return Table("runtime", f"{what}, mean ± standard error over trials (n/a: a single ok trial){_load_words(df)}.",
+                 text, s.reset_index())
+
+
+def _load_words(df: pd.DataFrame) -> str:
+    """``; one-minute load at the fits' start: median 2.1, 1.9–3.4`` where the rows recorded it."""
+    ok = df[df["status"] == "ok"] if "status" in df.columns else df
+    load = pd.to_numeric(ok.get("load_start", pd.Series(dtype=float)), errors="coerce").dropna()
+    if load.empty:
+        return ""
+    return (f"; the machine's one-minute load at the fits' start: median {load.median():.2f}, "
+            f"{load.min():.2f}–{load.max():.2f}")
 
 
 def _alpha_beta(df: pd.DataFrame) -> pd.DataFrame:
