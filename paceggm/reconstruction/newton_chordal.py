@@ -355,13 +355,14 @@ class ChordalNewtonState(PCGNewtonState):
     """A :class:`.newton_pcg.PCGNewtonState` (every exact solver warm-starts from it) that also keeps the embedding.
 
     ``embedding`` is the :class:`Embedding` of the block's pattern, reused by the
-    next round while its pattern stays inside; ``entries`` is ``(rows, cols, x)``,
-    the precision on the pattern (local indices, normalised units), read
-    without going through the dense ``precision`` (None when another solver
-    made the state: ``solver="auto"`` keeps its choice's inputs in one);
-    ``n_iter`` the Newton iterations of the solve that made it. A Hessian
-    factor inherited from :mod:`.newton_pcg` is passed on, for when that
-    solver takes the block back.
+    next round while its pattern stays inside (or extended in its ordering:
+    :func:`embedding_of`); ``entries`` is ``(rows, cols, x)``, the precision on
+    the pattern (local indices, normalised units; None when another solver made
+    the state: ``solver="auto"`` keeps its choice's inputs in one, and reads
+    from it whether the chordal path solved the block last); ``n_iter`` the
+    Newton iterations of the solve that made it. A Hessian factor inherited
+    from :mod:`.newton_pcg` is passed on, for when that solver takes the block
+    back, and so are the centred points ``path`` for re-centring.
     """
 
     embedding: Embedding | None = None
