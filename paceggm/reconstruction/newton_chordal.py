@@ -78,7 +78,7 @@ def _chompack():
 # embedding made from a fresh ordering; past it, the pattern is ordered afresh. Measured at d = 1,000
 # (hard_cols-like patterns, 2.46 entries a row): an ordering is 1.5 % of an analysis (0.5 of 32 ms),
 # the rest is CHOMPACK's symbolic factorisation, which a kept ordering does not spare; and a stale
-# ordering's fill costs every Newton system (at 1.1: 8.8 % more entries after 100 rounds, Hessian
+# ordering's fill costs every Newton system (at 1.1: 4.6 % more entries after 100 rounds, Hessian
 # products 20-22 % slower). So the ordering is kept only while its fill stays within 2 %.
 _REORDER_FILL = 1.02
 
