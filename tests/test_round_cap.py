@@ -122,3 +122,70 @@ def test_the_round_cap_verdict_follows_its_stated_criterion():
     # a cell some grid point has not finished is left out of the verdict
     partial = cells[~((cells["dataset"] == "a") & (cells["rho"] == 0.1) & (cells["T"] == "d(d-1)"))]
     assert judge(complete(partial))["cells"] == 5
+
+
+# T's every accepted form: None and "d(d-1)" (30 at d = 6), "d(d-1)/k" rounded down (30 // 7 = 4), a k beyond
+# d(d-1) (floored to 1 round), a NumPy integer, 1, and a cap far above what the budget can fill.
+ACCEPTED_CAPS = [None, "d(d-1)", "d(d-1)/1", "d(d-1)/7", " d ( d - 1 ) / 29 ", "d(d-1)/31", 1, 2, np.int64(4), 10**6]
+
+
+@pytest.mark.parametrize("max_rounds, d, T", [
+    ("d(d-1)/7", 6, 4), ("d(d-1)/29", 6, 1), ("d(d-1)/30", 6, 1), ("d(d-1)/31", 6, 1), ("d(d-1)/1", 6, 30),
+    ("d(d-1)/3", 6, 10), (1, 6, 1), (1, 50, 1), (np.int64(4), 6, 4), ("d(d-1)", 2, 2), ("d(d-1)/2", 2, 1),
+])
+def test_the_round_cap_is_exact_at_its_edges_and_an_int(max_rounds, d, T):
+    rounds = PACEGGMSettings(max_rounds=max_rounds).rounds(d)
+    assert rounds == T and type(rounds) is int
+
+
+@pytest.mark.parametrize("bad", ["dd", 0, "d(d-1)/", "d(d-1)/-2", "d(d-1)/02", "d(d-1)2"])
+def test_a_bad_round_cap_is_named_in_the_whole_one_line_error(bad):
+    message = ("max_rounds must be a positive integer, 'd(d-1)/k' (k a positive integer), 'd(d-1)' or None, "
+               f"got {bad!r}")
+    with pytest.raises(ValueError) as caught:
+        PACEGGMSettings(max_rounds=bad)
+    assert str(caught.value) == message
+
+
+@pytest.mark.parametrize("anneal_factor, expected", [(None, math.sqrt(2.0 / math.pi)), (0.25, 0.25), (3, 3.0),
+                                                      (np.float32(0.5), 0.5)])
+def test_the_annealing_factor_resolves_to_a_float(anneal_factor, expected):
+    factor = PACEGGMSettings(anneal_factor=anneal_factor).annealing()
+    assert factor == expected and type(factor) is float
+
+
+@pytest.mark.parametrize("max_rounds", ACCEPTED_CAPS, ids=repr)
+def test_each_cap_splits_what_is_left_into_t_rounds_and_never_overspends(max_rounds):
+    """Round 1 gets (ρ − αρ)/T (β of it to select), whatever form T is given in; no round and no fit exceeds ρ."""
+    rho, alpha, beta = 0.5, 0.3, 0.5
+    T = PACEGGMSettings(max_rounds=max_rounds).rounds(X.shape[1])
+    res = pace_ggm(X, rho=rho, alpha=alpha, beta=beta, solver="newton", max_rounds=max_rounds, random_state=4)
+    first = res.history[0]
+    share = (rho - alpha * rho) / T
+    assert first.rho_select == pytest.approx(beta * share, rel=1e-12)
+    assert first.rho_measure == pytest.approx((1.0 - beta) * share, rel=1e-12)
+    assert res.n_rounds <= T
+    assert all(r.rho_select + r.rho_measure <= rho for r in res.history)
+    assert res.rho_spent <= rho and res.rho_spent == pytest.approx(rho, rel=1e-12)
+    assert sum(c.rho for c in res.charges) == pytest.approx(res.rho_spent, rel=1e-12)
+
+
+@pytest.mark.parametrize("max_rounds", [None, "d(d-1)/7", 1, 2], ids=repr)
+def test_without_annealing_the_run_lasts_t_rounds(max_rounds):
+    """A threshold no change meets never raises the budget: the rounds spend (ρ − αρ)/T each, T of them."""
+    T = PACEGGMSettings(max_rounds=max_rounds).rounds(X.shape[1])
+    res = pace_ggm(X, rho=1.0, solver="newton", max_rounds=max_rounds, anneal_factor=1e-300, random_state=6)
+    assert res.n_rounds == T and res.history[-1].final and not any(r.final for r in res.history[:-1])
+    assert res.rho_spent <= 1.0
+
+
+@pytest.mark.parametrize("anneal_factor", [None, 0.5, 2.0])
+def test_each_round_anneals_by_the_resolved_factor(anneal_factor):
+    factor = PACEGGMSettings(anneal_factor=anneal_factor).annealing()
+    res = pace_ggm(X, rho=1.0, solver="newton", anneal_factor=anneal_factor, random_state=8)
+    assert all(r.annealed == (not r.final and r.change <= factor * r.sigma) for r in res.history)
+    # each annealed round raises the next round's selection budget twofold and its measurement's fourfold
+    for r, nxt in zip(res.history, res.history[1:]):
+        if r.annealed and not nxt.final:
+            assert (nxt.rho_select, nxt.rho_measure) == pytest.approx((2 * r.rho_select, 4 * r.rho_measure), rel=1e-12)
+    assert res.rho_spent <= 1.0
