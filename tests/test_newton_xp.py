@@ -63,3 +63,37 @@ def test_torch_cpu_backend_runs_the_same_code_path():
     xp = pace_ggm(X, rho=1.0, solver="newton_xp", solver_options={"backend": "torch:cpu"}, random_state=0)
     assert [r.entry for r in xp.history] == [r.entry for r in ref.history]
     assert np.max(np.abs(xp.covariance - ref.covariance)) <= 3.5e-9 * np.max(np.abs(ref.covariance))
+
+
+def test_numpy_namespace_runs_newtons_stages_to_the_closed_form_completion():
+    """On a chordal pattern the max-entropy completion is known in closed form; the backend path reaches it
+    through :mod:`.newton`'s own stages (their events counted), cold, warm, and after a warm start that fails."""
+    from paceggm.reconstruction.counters import Counters
+    from paceggm.reconstruction.newton import NewtonState
+    from paceggm.reconstruction.newton_xp import solve_newton_xp
+    from paceggm.reconstruction.problem import make_problem
+
+    d = 30
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(d, 3 * d))
+    S = A @ A.T / (3 * d)
+    band = np.abs(np.subtract.outer(np.arange(d), np.arange(d))) <= 1  # tridiagonal: chordal
+    p = make_problem(np.where(band, S, 0.0), band.astype(float), scale=1.0, lam_unit=1.0)
+    # The completion's precision: the inverses of the cliques {i, i+1} less those of the separators {i}.
+    P = np.zeros((d, d))
+    for i in range(d - 1):
+        P[i:i + 2, i:i + 2] += np.linalg.inv(S[i:i + 2, i:i + 2])
+    P[np.arange(1, d - 1), np.arange(1, d - 1)] -= 1.0 / S[np.arange(1, d - 1), np.arange(1, d - 1)]
+
+    def close(sol) -> bool:
+        return sol.mu == 0.0 and np.max(np.abs(sol.state.precision - P)) <= 1e-9 * np.max(np.abs(P))
+
+    warm = [(np.arange(d), NewtonState(P, 1.0, 0.0))]
+    far = [(np.arange(d), NewtonState(1e8 * np.eye(d), 1.0, 0.0))]  # positive definite, far from the centre
+    for init, cold_starts, cold_restarts in [(None, 1, 0), (warm, 0, 0), (far, 0, 1)]:
+        with Counters() as c:
+            sol = solve_newton_xp(p, init=init)
+        assert close(sol)
+        assert np.allclose(sol.W[band], S[band], rtol=0, atol=1e-12)
+        assert c.events["Newton systems"] == sol.n_iter
+        assert c.events["cold starts"] == cold_starts and c.events["cold restarts"] == cold_restarts
