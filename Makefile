@@ -211,7 +211,7 @@ verify: install
 # function, and the round loop's reach most of the estimator's tests); a rerun resumes (.ci/mutation_run.py runs only the mutants
 # not yet decided; mutmut itself resets those of functions whose code changed). After adding tests, retest the
 # survivors by name (.venv/bin/python .ci/mutation_fresh.py --names NAME...) or delete mutants/ to start over.
-MUTATION_SCOPE := "paceggm.privacy.*" "paceggm.estimator.x__run__*" "paceggm.selection.*" "paceggm._validation.x_enforce_bound__*" "paceggm.bench.execute.x_check_spent__*"
+MUTATION_SCOPE := "paceggm.privacy.*" "paceggm.estimator.x__run__*" "paceggm.selection.*" "paceggm._validation.x_enforce_bound__*" "paceggm.bench.execute.x_check_spent__*" "paceggm.settings.xǁPACEGGMSettingsǁrounds__*" "paceggm.settings.xǁPACEGGMSettingsǁannealing__*" "paceggm.settings.x__round_divisor__*"
 .PHONY: mutation
 mutation: install
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) .ci/mutation_run.py --max-children 2 $(MUTATION_SCOPE)
