@@ -246,3 +246,17 @@ def bounded_gaussian(n: int, d: int, seed: int) -> np.ndarray:
 @pytest.fixture
 def small_data():
     return bounded_gaussian(2000, 5, seed=0)
+
+
+@pytest.fixture(scope="module")
+def stalled_round():
+    """tests/test_warm_recentre.py's stalled round (``STALLED``): its warm μ_min stage stalls, and the
+    centred points newton_pcg kept in the rounds before re-centre it (every block solved by CG)."""
+    from test_warm_recentre import STALLED, _rounds
+
+    from paceggm.reconstruction import newton_pcg
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(newton_pcg, "_CG_MIN_ENTRIES", 0)
+        problems, inits, _ = _rounds(STALLED + 1)
+    return problems[STALLED], inits[STALLED]

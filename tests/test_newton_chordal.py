@@ -368,19 +368,6 @@ def test_auto_with_the_chordal_path_on_small_blocks_agrees_with_newton_over_roun
 
 
 # ---------------------------------------------------------------- the shared stages (newton._solve, _recentre)
-@pytest.fixture(scope="module")
-def stalled_round():
-    """tests/test_warm_recentre.py's stalled round: its warm μ_min stage stalls, and newton_pcg kept centred points."""
-    from test_warm_recentre import STALLED, _rounds
-
-    from paceggm.reconstruction import newton_pcg
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(newton_pcg, "_CG_MIN_ENTRIES", 0)
-        problems, inits, _ = _rounds(STALLED + 1)
-    return problems[STALLED], inits[STALLED]
-
-
 def test_a_stalled_warm_stage_is_re_centred_on_the_embedding(stalled_round):
     """The chordal path runs newton's stages: a stalled warm μ_min stage is re-centred warm from the kept points,
     with no cold continuation, to the reference's answer; without them it takes the cold continuation."""

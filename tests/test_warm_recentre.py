@@ -76,14 +76,6 @@ def _rounds(n_rounds: int, d: int = 12, seed: int = 0):
 STALLED = 32
 
 
-@pytest.fixture(scope="module")
-def stalled_round():
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(newton_pcg, "_CG_MIN_ENTRIES", 0)
-        problems, inits, _ = _rounds(STALLED + 1)
-    return problems[STALLED], inits[STALLED]
-
-
 def test_a_stalled_round_is_re_centred_warm_to_the_reference_answer(stalled_round):
     p, init = stalled_round
     with Counters() as c:
