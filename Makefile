@@ -200,7 +200,8 @@ VERIFY_ARGS ?=
 verify: install
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m paceggm.bench.verify $(VERIFY_ARGS)
 
-# --- mutation testing (mutmut, in the dev extra): the privacy package, PACE-GGM's round loop, the private
+# --- mutation testing (mutmut, in the dev extra): the privacy package, PACE-GGM's round loop and the settings
+# that split its budget over rounds (the round cap T and the annealing factor), the private
 # parameter search (paceggm/selection.py), the coordinate-bound check (paceggm._validation.enforce_bound)
 # and the harness's budget check, each mutant against the tests that
 # cover it ([tool.mutmut] in pyproject.toml);
