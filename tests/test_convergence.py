@@ -151,3 +151,13 @@ def test_ipm_warm_start_that_runs_onto_the_bound_falls_back_to_the_cold_continua
     sol = ipm.solve_ipm(p, init=[(np.arange(6), previous.state)])
     assert [m[0] for m in calls] == [1e-3, 1e-1]  # warm from 1e-3, then cold from μ_0
     assert np.array_equal(sol.W, cold.W) and sol.n_iter > cold.n_iter
+
+
+def test_a_fits_warning_names_the_solver_the_estimator_was_given():
+    """The round loop hands its reconstruction the solver by name: a cap hit names it, not a default."""
+    from paceggm import PACEGGM
+
+    X = bounded_gaussian(2000, 12, seed=0)  # d = 12: blocks that a closed form does not complete
+    with pytest.warns(ConvergenceWarning, match="solver 'pgd0' stopped before converging"):
+        est = PACEGGM(10.0, solver="pgd0", solver_options={"maxiter": 1}, random_state=0).fit(X)
+    assert not est.converged_
