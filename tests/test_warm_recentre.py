@@ -99,16 +99,19 @@ def test_a_solve_keeps_its_centred_points_above_mu_min(stalled_round):
     level above it keeps the inherited point); each such point is the answer at its level: the
     barrier's stationarity holds there."""
     p, init = stalled_round
-    inherited = {mu: P for mu, P, _ in init[0][1].path}
+    inherited = {mu: point for mu, point, _ in init[0][1].path}
     got = solve_newton_pcg(p, init=init)
-    kept = {mu: (P, scale) for mu, P, scale in got.state.path}
+    kept = {mu: (point, scale) for mu, point, scale in got.state.path}
     assert set(kept) == set(LEVELS)
     own = {mu: v for mu, v in kept.items() if v[0] is not inherited.get(mu)}
     assert min(LEVELS) in own
     pat = _Pattern(p)
-    for mu, (P, scale) in own.items():
-        assert scale == p.scale and P.shape == (p.d, p.d)
+    for mu, (point, scale) in own.items():
+        # Kept as its entries on the pattern (O(|S|) memory), not as a dense d × d matrix.
+        assert scale == p.scale and point.d == p.d and point.x.shape == pat.r.shape
+        P = point.matrix()
         x = pat.entries(P)
+        assert np.array_equal(x, point.x)
         W = np.linalg.inv(P)
         grad = pat.m * (pat.y - W[pat.r, pat.c]) + mu * pat.q * x
         assert np.abs(grad).max() <= 1e-6 * np.abs(W).max(), mu

@@ -122,6 +122,28 @@ _KEPT_LEVELS = 2
 
 
 @dataclass(frozen=True)
+class CentredPoint:
+    """A centred point a block keeps for re-centring: ``P`` on the pattern it was found on.
+
+    ``P`` is zero off its pattern, so the point is kept as its entries (local
+    indices ``rows``, ``cols``, values ``x``; O(|S|) memory, where a dense ``P``
+    of a block of 10,000 variables takes 800 MB a level) and made dense only
+    when a stalled round starts from it.
+    """
+
+    d: int
+    rows: np.ndarray
+    cols: np.ndarray
+    x: np.ndarray
+
+    def matrix(self) -> np.ndarray:
+        P = np.zeros((self.d, self.d))
+        P[self.rows, self.cols] = self.x
+        P[self.cols, self.rows] = self.x
+        return P
+
+
+@dataclass(frozen=True)
 class PCGNewtonState(NewtonState):
     """A :class:`NewtonState` that also keeps the last Hessian factorisation.
 
@@ -132,7 +154,7 @@ class PCGNewtonState(NewtonState):
     the last one's. ``covariance`` is ``precision⁻¹`` (normalised units), the
     answer's ``W``, and ``logdet`` is ``log det precision``: the next round
     updates both in low rank instead of factoring and inverting. ``path`` holds
-    ``(μ, precision, scale)``: the last centred points the block's solves found
+    ``(μ, CentredPoint, scale)``: the last centred points the block's solves found
     above μ_min (at most ``_KEPT_LEVELS``, each in its own solve's units), from
     which a round whose μ_min stage stalls re-centres (:func:`.newton._recentre`).
     """
@@ -477,7 +499,7 @@ def _recentring(p: Problem, init, mu0: float, mu_min: float, mu_factor: float):
     def keep(pat, mu, x):
         for level in levels:
             if abs(mu - level) <= 1e-12 * level:
-                path[level] = (pat.matrix(x), p.scale)
+                path[level] = (CentredPoint(p.d, pat.r, pat.c, x.copy()), p.scale)
 
     def kept():
         return tuple((level, *path[level]) for level in levels if level in path)
@@ -486,7 +508,7 @@ def _recentring(p: Problem, init, mu0: float, mu_min: float, mu_factor: float):
 
 
 def _inherited_path(init, levels) -> dict:
-    """The centred points kept by the one earlier block a warm start covers, by level: ``{μ: (P, scale)}``.
+    """The centred points kept by the one earlier block a warm start covers, by level: ``{μ: (point, scale)}``.
 
     A start assembled from several blocks keeps none: their points, if any, lie
     at different rounds' measurements (the block-diagonal start they would make
@@ -496,8 +518,8 @@ def _inherited_path(init, levels) -> dict:
         return {}
     ix, state = init[0]
     path = getattr(state, "path", ())
-    return {level: (P, scale) for mu, P, scale in path for level in levels
-            if abs(mu - level) <= 1e-12 * level and P.shape == (len(ix), len(ix))}
+    return {level: (point, scale) for mu, point, scale in path for level in levels
+            if abs(mu - level) <= 1e-12 * level and point.d == len(ix)}
 
 
 def _kept_start(p: Problem, init, path: dict, pat: _Pattern, mu: float):
@@ -510,9 +532,9 @@ def _kept_start(p: Problem, init, path: dict, pat: _Pattern, mu: float):
     level = next((level for level in path if abs(mu - level) <= 1e-12 * level), None)
     if level is None:
         return None
-    P, scale = path[level]
+    point, scale = path[level]
     ix = np.asarray(init[0][0])
-    P0, _ = _assemble_warm_start(p, [(ix, NewtonState(P, scale, mu))], mu)
+    P0, _ = _assemble_warm_start(p, [(ix, NewtonState(point.matrix(), scale, mu))], mu)
     if P0 is None:
         return None
     P0, _, _ = _coordinate_start(pat, P0, mu)
