@@ -116,6 +116,14 @@ class NewtonState:
     mu: float
 
 
+def symmetric_matrix(d: int, rows: np.ndarray, cols: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """The symmetric ``d × d`` matrix with ``x`` at ``(rows, cols)`` and ``(cols, rows)``, zero elsewhere."""
+    P = np.zeros((d, d))
+    P[rows, cols] = x
+    P[cols, rows] = x
+    return P
+
+
 class _Pattern:
     """The ``|S|`` free entries of ``P`` and the fixed data of ``F_μ`` on them."""
 
@@ -134,10 +142,7 @@ class _Pattern:
         return 0.5 * np.outer(self.m, self.m)
 
     def matrix(self, x: np.ndarray) -> np.ndarray:
-        P = np.zeros((self.d, self.d))
-        P[self.r, self.c] = x
-        P[self.c, self.r] = x
-        return P
+        return symmetric_matrix(self.d, self.r, self.c, x)
 
     def entries(self, P: np.ndarray) -> np.ndarray:
         return P[self.r, self.c].copy()

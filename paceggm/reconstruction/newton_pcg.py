@@ -83,6 +83,7 @@ from paceggm.reconstruction.newton import (
     _Pattern,
     _solve,
     covers_all,
+    symmetric_matrix,
 )
 from paceggm.reconstruction.problem import Problem, mu_schedule
 from paceggm.reconstruction.result import BlockSolution
@@ -137,10 +138,7 @@ class CentredPoint:
     x: np.ndarray
 
     def matrix(self) -> np.ndarray:
-        P = np.zeros((self.d, self.d))
-        P[self.rows, self.cols] = self.x
-        P[self.cols, self.rows] = self.x
-        return P
+        return symmetric_matrix(self.d, self.rows, self.cols, self.x)
 
 
 @dataclass(frozen=True)
